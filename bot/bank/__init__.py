@@ -1,0 +1,19 @@
+"""The question bank: format, loader, validator and the immutable in-memory bank.
+
+Nothing in this package imports ``telegram``.
+"""
+
+from bot.bank.loader import BankError, Problem, default_bank_path, load_bank
+from bot.bank.model import Bank, KeyPoint, Question, Term, Topic
+
+__all__ = [
+    "Bank",
+    "BankError",
+    "KeyPoint",
+    "Problem",
+    "Question",
+    "Term",
+    "Topic",
+    "default_bank_path",
+    "load_bank",
+]

@@ -1,0 +1,477 @@
+"""Load and validate a bank from YAML files; every problem is reported as ``file:line: message``.
+
+The loader reads every ``*.yaml``/``*.yml`` file under the bank folder with PyYAML's C loader (when
+available), keeps the line of every mapping and key, checks each record and then the links between
+them, and either returns an immutable :class:`~bot.bank.model.Bank` or raises :class:`BankError`
+listing all problems at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+
+import yaml
+
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
+from bot.bank.model import Bank, KeyPoint, Kind, Location, Question, Term, Topic
+
+try:  # the C loader is several times faster; fall back to pure Python where libyaml is missing
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+# Room left in a message for the question header, labels and the like around question + answer.
+MESSAGE_CHROME: Final = 200
+MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
+
+QUESTION_FIELDS: Final = frozenset(
+    {"id", "number", "kind", "topic", "difficulty", "source", "text", "terms", "key_points", "answer"}
+)
+TOPIC_FIELDS: Final = frozenset({"id", "title", "order"})
+TERM_FIELDS: Final = frozenset({"id", "term", "aliases", "definition", "questions"})
+TOP_LEVEL: Final = frozenset({"topics", "questions", "glossary"})
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class BankError(Exception):
+    """The bank is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.message))
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        lines = [str(p) for p in self.problems]
+        lines.append(f"{len(self.problems)} problem(s) found; the bank was not loaded.")
+        return "\n".join(lines)
+
+
+class _Map(dict[Any, Any]):
+    """A YAML mapping that remembers its own line and the line of each key (1-based)."""
+
+    line: int
+    key_lines: dict[Any, int]
+
+
+class _LineLoader(_BaseLoader):
+    duplicate_keys: list[tuple[int, str]]
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Map:
+    loader.flatten_mapping(node)
+    result = _Map()
+    result.line = node.start_mark.line + 1
+    result.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+        line = key_node.start_mark.line + 1
+        try:
+            if key in result:
+                loader.duplicate_keys.append((line, f"duplicate key {key!r} in one mapping"))
+        except TypeError:
+            loader.duplicate_keys.append((line, "a mapping key must be a plain value"))
+            continue
+        result[key] = loader.construct_object(value_node, deep=True)  # type: ignore[no-untyped-call]
+        result.key_lines[key] = line
+    return result
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)  # type: ignore[arg-type]
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def bank_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
+
+
+class _Checker:
+    """Collects records and problems while walking the parsed files."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.topics: list[tuple[Topic, Location]] = []
+        self.questions: list[tuple[Question, Location]] = []
+        self.terms: list[tuple[Term, Location, dict[str, int]]] = []
+
+    def problem(self, file: str, line: int, message: str) -> None:
+        self.problems.append(Problem(file, line, message))
+
+    # -- field helpers -----------------------------------------------------------------------
+    def _line(self, m: _Map, key: str) -> int:
+        return m.key_lines.get(key, m.line)
+
+    def _unknown_fields(self, file: str, m: _Map, allowed: frozenset[str], what: str) -> None:
+        for key in m:
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.problem(file, self._line(m, key), f"{what}: unknown field {key!r}{extra}")
+
+    def _str(self, file: str, m: _Map, key: str, what: str, *, required: bool = True) -> str | None:
+        value = m.get(key)
+        if value is None:
+            if required:
+                self.problem(file, m.line, f"{what}: missing {key!r}")
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.problem(file, self._line(m, key), f"{what}: {key!r} must be text")
+            return None
+        text = str(value).strip()
+        if not text:
+            self.problem(file, self._line(m, key), f"{what}: empty {key!r}")
+            return None
+        return text
+
+    def _int(self, file: str, m: _Map, key: str, what: str, lo: int, hi: int) -> int | None:
+        value = m.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            self.problem(
+                file, self._line(m, key), f"{what}: {key!r} must be a whole number {lo}..{hi}"
+            )
+            return None
+        return value
+
+    def _id(self, file: str, m: _Map, what: str) -> str | None:
+        value = self._str(file, m, "id", what)
+        if value is not None and not ID_RE.match(value):
+            self.problem(
+                file,
+                self._line(m, "id"),
+                f"{what}: id {value!r} must be lowercase letters, digits and '-' (at most 32)",
+            )
+            return None
+        return value
+
+    def _str_list(self, file: str, m: _Map, key: str, what: str) -> list[str] | None:
+        value = m.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in value
+        ):
+            self.problem(file, self._line(m, key), f"{what}: {key!r} must be a list of texts")
+            return None
+        return [str(v).strip() for v in value]
+
+    # -- records -----------------------------------------------------------------------------
+    def topic(self, file: str, m: _Map) -> None:
+        where = Location(file, m.line)
+        self._unknown_fields(file, m, TOPIC_FIELDS, "topic")
+        tid = self._id(file, m, "topic")
+        what = f"topic {tid!r}" if tid else "topic"
+        title = m.get("title")
+        ru = en = None
+        if isinstance(title, _Map):
+            ru = self._str(file, title, "ru", f"{what} title")
+            en = self._str(file, title, "en", f"{what} title")
+        elif isinstance(title, str) and title.strip():
+            ru = en = title.strip()
+        else:
+            self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
+        order = self._int(file, m, "order", what, -(10**6), 10**6) if "order" in m else 0
+        if tid and ru and en and order is not None:
+            self.topics.append((Topic(tid, ru, en, order), where))
+
+    def question(self, file: str, m: _Map) -> None:
+        where = Location(file, m.line)
+        self._unknown_fields(file, m, QUESTION_FIELDS, "question")
+        qid = self._id(file, m, "question")
+        what = f"question {qid!r}" if qid else "question"
+        ok = qid is not None
+        kind = m.get("kind", "question")
+        if kind not in ("question", "task"):
+            self.problem(file, self._line(m, "kind"), f"{what}: kind must be 'question' or 'task'")
+            ok = False
+        number = None
+        if m.get("number") is not None:
+            number = self._int(file, m, "number", what, 1, 10**7)
+            ok = ok and number is not None
+        topic = self._str(file, m, "topic", what)
+        text = self._str(file, m, "text", what)
+        answer = self._str(file, m, "answer", what)
+        difficulty = self._int(file, m, "difficulty", what, 1, 3) if "difficulty" in m else 2
+        terms = self._str_list(file, m, "terms", what)
+        if terms is not None and not terms:
+            self.problem(file, self._line(m, "terms"), f"{what}: needs at least one glossary term")
+        source = m.get("source")
+        src_file = src_section = None
+        if isinstance(source, _Map):
+            src_file = self._str(file, source, "file", f"{what} source", required=False)
+            src_section = self._str(file, source, "section", f"{what} source", required=False)
+        elif source is not None:
+            self.problem(file, self._line(m, "source"), f"{what}: source must be {{file, section}}")
+        key_points = self._key_points(file, m, what)
+        ok = ok and None not in (topic, text, answer, difficulty, terms, key_points)
+        if text and answer:
+            self._check_length(file, m, what, text, answer)
+        if ok:
+            self.questions.append(
+                (
+                    Question(
+                        id=cast(str, qid),
+                        kind=cast(Kind, kind),
+                        topic=cast(str, topic),
+                        text=cast(str, text),
+                        answer=cast(str, answer),
+                        key_points=tuple(cast(list[KeyPoint], key_points)),
+                        terms=tuple(cast(list[str], terms)),
+                        difficulty=cast(int, difficulty),
+                        number=number,
+                        source_file=src_file,
+                        source_section=src_section,
+                        where=where,
+                    ),
+                    where,
+                )
+            )
+
+    def _key_points(self, file: str, m: _Map, what: str) -> list[KeyPoint] | None:
+        raw = m.get("key_points")
+        line = self._line(m, "key_points")
+        if not isinstance(raw, list):
+            self.problem(file, line, f"{what}: missing 'key_points' (a list of 3 to 6)")
+            return None
+        if not MIN_KEY_POINTS <= len(raw) <= MAX_KEY_POINTS:
+            self.problem(
+                file, line, f"{what}: has {len(raw)} key points, needs {MIN_KEY_POINTS} to "
+                f"{MAX_KEY_POINTS}"
+            )
+        points: list[KeyPoint] = []
+        good = True
+        for i, item in enumerate(raw, 1):
+            label = f"{what} key point {i}"
+            if not isinstance(item, _Map):
+                self.problem(file, line, f"{label}: must be {{text: ..., match: [...]}}")
+                good = False
+                continue
+            self._unknown_fields(file, item, frozenset({"text", "match"}), label)
+            text = self._str(file, item, "text", label)
+            match = self._str_list(file, item, "match", label)
+            if match is not None and not match:
+                self.problem(file, self._line(item, "match") if "match" in item else item.line,
+                             f"{label}: no match words (list the words that show it was covered)")
+                match = None
+            if text is None or match is None:
+                good = False
+                continue
+            points.append(KeyPoint(text, tuple(match)))
+        return points if good else None
+
+    def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str) -> None:
+        size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
+        if size > TELEGRAM_TEXT_LIMIT:
+            self.problem(
+                file,
+                self._line(m, "answer"),
+                f"{what}: question and answer are {size} characters after rendering "
+                f"(with {MESSAGE_CHROME} for the message around them); Telegram allows "
+                f"{TELEGRAM_TEXT_LIMIT}",
+            )
+
+    def term(self, file: str, m: _Map) -> None:
+        where = Location(file, m.line)
+        self._unknown_fields(file, m, TERM_FIELDS, "term")
+        tid = self._id(file, m, "term")
+        what = f"term {tid!r}" if tid else "term"
+        names = m.get("term")
+        en = ru = None
+        if isinstance(names, _Map):
+            en = self._str(file, names, "en", f"{what} term")
+            ru = self._str(file, names, "ru", f"{what} term", required=False) or ""
+        elif isinstance(names, str) and names.strip():
+            en, ru = names.strip(), ""
+        else:
+            self.problem(file, self._line(m, "term"), f"{what}: missing 'term' {{en: ..., ru: ...}}")
+        aliases = self._str_list(file, m, "aliases", what)
+        definition = self._str(file, m, "definition", what)
+        links = self._str_list(file, m, "questions", what)
+        link_lines: dict[str, int] = {}
+        if links:
+            raw = m.get("questions")
+            assert isinstance(raw, list)
+            base = self._line(m, "questions")
+            for qid in links:
+                link_lines.setdefault(qid, base)
+        if tid and en is not None and ru is not None and aliases is not None and definition:
+            if links is not None:
+                term = Term(tid, en, ru, tuple(aliases), definition, tuple(links), where)
+                self.terms.append((term, where, link_lines))
+
+    # -- cross checks ------------------------------------------------------------------------
+    def link(self) -> Bank | None:
+        topics: dict[str, Topic] = {}
+        for topic, where in self.topics:
+            if topic.id in topics:
+                self.problem(where.file, where.line, f"duplicate topic id {topic.id!r}")
+            topics[topic.id] = topic
+        if not self.topics and not self.problems:
+            self.problem("(bank)", 0, "no topics defined (add a 'topics:' list)")
+
+        questions: dict[str, Question] = {}
+        numbers: dict[tuple[str, int], str] = {}
+        term_ids = {t.id for t, _, _ in self.terms}
+        for q, where in self.questions:
+            if q.id in questions:
+                first = questions[q.id].where
+                self.problem(where.file, where.line, f"duplicate question id {q.id!r} (first at {first})")
+                continue
+            questions[q.id] = q
+            if q.number is not None:
+                key = (q.kind, q.number)
+                if key in numbers:
+                    self.problem(
+                        where.file, where.line,
+                        f"duplicate {q.kind} number {q.number} (also {numbers[key]!r})",
+                    )
+                numbers[key] = q.id
+            if q.topic not in topics:
+                hint = difflib.get_close_matches(q.topic, sorted(topics), n=1)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.problem(where.file, where.line, f"question {q.id!r}: unknown topic {q.topic!r}{extra}")
+            for tid in q.terms:
+                if tid not in term_ids:
+                    self.problem(
+                        where.file, where.line,
+                        f"question {q.id!r}: dangling glossary link {tid!r} (no such term)",
+                    )
+
+        terms: list[Term] = []
+        seen_terms: set[str] = set()
+        names: dict[str, str] = {}
+        order = {qid: i for i, qid in enumerate(questions)}
+        linked: dict[str, list[str]] = {}
+        for q in questions.values():
+            for tid in q.terms:
+                linked.setdefault(tid, []).append(q.id)
+        for term, where, link_lines in self.terms:
+            if term.id in seen_terms:
+                self.problem(where.file, where.line, f"duplicate term id {term.id!r}")
+                continue
+            seen_terms.add(term.id)
+            for name in term.names:
+                key = name.casefold()
+                if key in names and names[key] != term.id:
+                    self.problem(
+                        where.file, where.line,
+                        f"term {term.id!r}: name or alias {name!r} is also used by term {names[key]!r}",
+                    )
+                names.setdefault(key, term.id)
+            for qid in term.questions:
+                if qid not in questions:
+                    self.problem(
+                        where.file, link_lines.get(qid, where.line),
+                        f"term {term.id!r}: dangling question link {qid!r} (no such question)",
+                    )
+            union = [q for q in dict.fromkeys([*term.questions, *linked.get(term.id, [])]) if q in order]
+            terms.append(
+                Term(term.id, term.term_en, term.term_ru, term.aliases, term.definition,
+                     tuple(union), term.where)
+            )
+        if self.problems:
+            return None
+        return Bank(list(topics.values()), list(questions.values()), terms)
+
+
+def _walk_file(checker: _Checker, path: Path) -> None:
+    file = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        checker.problem(file, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return
+    except OSError as exc:
+        checker.problem(file, 0, f"cannot read: {exc.strerror}")
+        return
+    loader = _LineLoader(text)
+    loader.duplicate_keys = []
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        reason = exc.problem or exc.context or "invalid YAML"
+        checker.problem(file, line, f"bad YAML at column {col}: {reason}")
+        return
+    except yaml.YAMLError as exc:
+        checker.problem(file, 1, f"bad YAML: {exc}")
+        return
+    finally:
+        loader.dispose()
+    for line, message in loader.duplicate_keys:
+        checker.problem(file, line, message)
+    if data is None:
+        return
+    if not isinstance(data, _Map):
+        checker.problem(file, 1, "expected a mapping with 'topics:', 'questions:' or 'glossary:'")
+        return
+    handlers = {"topics": checker.topic, "questions": checker.question, "glossary": checker.term}
+    for key, value in data.items():
+        line = data.key_lines.get(key, 1)
+        if key not in TOP_LEVEL:
+            checker.problem(file, line, f"unknown section {key!r} (expected topics, questions, glossary)")
+            continue
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            checker.problem(file, line, f"{key!r} must be a list of entries ('- id: ...')")
+            continue
+        for item in value:
+            if not isinstance(item, _Map):
+                checker.problem(file, line, f"every entry under {key!r} must be a mapping")
+                continue
+            handlers[key](file, item)
+
+
+def load_bank(path: Path | str, files: Iterable[Path] | None = None) -> Bank:
+    """Load and validate the bank at ``path`` (a folder or one file); raise :class:`BankError`."""
+    root = Path(path)
+    if not root.exists():
+        raise BankError([Problem(_display(root), 0, "no such file or folder")])
+    paths = list(files) if files is not None else bank_files(root)
+    if not paths:
+        raise BankError([Problem(_display(root), 0, "no .yaml files in the bank folder")])
+    checker = _Checker()
+    for p in paths:
+        _walk_file(checker, p)
+    bank = checker.link()
+    if bank is None:
+        raise BankError(checker.problems)
+    bank.source = str(root)
+    return bank
+
+
+def default_bank_path() -> Path:
+    """The bundled bank: ``data/`` in a source checkout, ``bot/bank_data`` in an installed wheel."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("bot.bank_data")
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            if Path(location).is_dir():
+                return Path(location)
+    return Path(__file__).resolve().parents[2] / "data"

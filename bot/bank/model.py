@@ -1,0 +1,170 @@
+"""The loaded question bank: immutable values with indexes by id, number, topic and term."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+Kind = Literal["question", "task"]
+LANGUAGES = ("ru", "en")
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    id: str
+    title_ru: str
+    title_en: str
+    order: int
+
+    def title(self, lang: str) -> str:
+        return self.title_en if lang == "en" else self.title_ru
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPoint:
+    text: str
+    match: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    kind: Kind
+    topic: str
+    text: str
+    answer: str
+    key_points: tuple[KeyPoint, ...]
+    terms: tuple[str, ...]
+    difficulty: int
+    number: int | None = None
+    source_file: str | None = None
+    source_section: str | None = None
+    where: Location | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        """How users refer to it: '463', 't13', or the id for unnumbered questions."""
+        if self.number is None:
+            return self.id
+        return f"t{self.number}" if self.kind == "task" else str(self.number)
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    id: str
+    term_en: str
+    term_ru: str
+    aliases: tuple[str, ...]
+    definition: str
+    questions: tuple[str, ...]  # explicit links ∪ questions naming this term, in bank order
+    where: Location | None = field(default=None, compare=False)
+
+    def name(self, lang: str) -> str:
+        return self.term_en if lang == "en" or not self.term_ru else self.term_ru
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for n in (self.term_en, self.term_ru, *self.aliases):
+            if n:
+                seen.setdefault(n, None)
+        return tuple(seen)
+
+
+class Bank:
+    """An immutable, validated bank. Build it with :func:`bot.bank.loader.load_bank`."""
+
+    __slots__ = (
+        "_by_number",
+        "_by_topic",
+        "_questions",
+        "_terms",
+        "_topics",
+        "_topics_by_id",
+        "source",
+    )
+
+    def __init__(
+        self,
+        topics: list[Topic],
+        questions: list[Question],
+        terms: list[Term],
+        source: str = "",
+    ) -> None:
+        self.source = source
+        self._topics = tuple(sorted(topics, key=lambda t: (t.order, t.id)))
+        self._topics_by_id = MappingProxyType({t.id: t for t in self._topics})
+        self._questions = MappingProxyType({q.id: q for q in questions})
+        self._by_number = MappingProxyType(
+            {(q.kind, q.number): q for q in questions if q.number is not None}
+        )
+        by_topic: dict[str, list[str]] = {t.id: [] for t in self._topics}
+        for q in questions:
+            by_topic[q.topic].append(q.id)
+        self._by_topic = MappingProxyType({k: tuple(v) for k, v in by_topic.items()})
+        self._terms = MappingProxyType({t.id: t for t in terms})
+
+    # Topics ---------------------------------------------------------------------------------
+    @property
+    def topics(self) -> tuple[Topic, ...]:
+        return self._topics
+
+    def topic(self, topic_id: str) -> Topic | None:
+        return self._topics_by_id.get(topic_id)
+
+    def topic_question_ids(self, topic_id: str) -> tuple[str, ...]:
+        return self._by_topic.get(topic_id, ())
+
+    # Questions ------------------------------------------------------------------------------
+    @property
+    def questions(self) -> Mapping[str, Question]:
+        return self._questions
+
+    def question(self, question_id: str) -> Question | None:
+        return self._questions.get(question_id)
+
+    def by_number(self, number: int, kind: Kind = "question") -> Question | None:
+        return self._by_number.get((kind, number))
+
+    def resolve(self, ref: str) -> Question | None:
+        """A question by id, by number ('463'), or a task by 't13'."""
+        ref = ref.strip().lower().lstrip("#№")
+        if ref.isdigit():
+            return self.by_number(int(ref))
+        if ref[:1] == "t" and ref[1:].isdigit():
+            return self.by_number(int(ref[1:]), "task") or self._questions.get(ref)
+        if ref[:1] == "q" and ref[1:].isdigit():
+            return self.by_number(int(ref[1:])) or self._questions.get(ref)
+        return self._questions.get(ref)
+
+    # Glossary -------------------------------------------------------------------------------
+    @property
+    def terms(self) -> Mapping[str, Term]:
+        return self._terms
+
+    def term(self, term_id: str) -> Term | None:
+        return self._terms.get(term_id)
+
+    def summary(self) -> dict[str, object]:
+        per_topic = {t.id: len(self._by_topic[t.id]) for t in self._topics}
+        tasks = sum(1 for q in self._questions.values() if q.kind == "task")
+        links = sum(len(t.questions) for t in self._terms.values())
+        return {
+            "topics": len(self._topics),
+            "questions": len(self._questions) - tasks,
+            "tasks": tasks,
+            "per_topic": per_topic,
+            "terms": len(self._terms),
+            "links": links,
+        }

@@ -1,0 +1,113 @@
+"""The ``interview-bot`` command: run the bot, validate the bank, practise in a terminal, import/export."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot import __version__
+from bot.bank import Bank, BankError, default_bank_path, load_bank
+from bot.config import Settings, SettingsError, load_settings
+
+EXIT_INVALID_BANK = 1
+EXIT_BAD_SETTINGS = 2
+
+
+def _print_summary(bank: Bank, path: Path) -> None:
+    s = bank.summary()
+    per_topic = s["per_topic"]
+    assert isinstance(per_topic, dict)
+    print(f"Bank {path}: OK")
+    print(
+        f"  topics: {s['topics']}, questions: {s['questions']}, tasks: {s['tasks']}, "
+        f"glossary terms: {s['terms']}, term→question links: {s['links']}"
+    )
+    for topic in bank.topics:
+        ids = bank.topic_question_ids(topic.id)
+        tasks = sum(1 for q in ids if bank.questions[q].kind == "task")
+        extra = f" (+{tasks} tasks)" if tasks else ""
+        print(f"  {topic.id:<14} {len(ids) - tasks:>4} questions{extra}  {topic.title_ru}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    path = Path(args.path) if args.path else _bank_path_from_env()
+    try:
+        bank = load_bank(path)
+    except BankError as exc:
+        print(exc.report(), file=sys.stderr)
+        return EXIT_INVALID_BANK
+    _print_summary(bank, path)
+    return 0
+
+
+def _bank_path_from_env() -> Path:
+    try:
+        settings = load_settings()
+    except SettingsError:
+        return default_bank_path()
+    return settings.bank_path or default_bank_path()
+
+
+def load_bank_or_exit(settings: Settings) -> Bank:
+    path = settings.bank_path or default_bank_path()
+    try:
+        return load_bank(path)
+    except BankError as exc:
+        print(exc.report(), file=sys.stderr)
+        print("interview-bot: refusing to start with an invalid bank.", file=sys.stderr)
+        raise SystemExit(EXIT_INVALID_BANK) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    token = settings.require_token()
+    bank = load_bank_or_exit(settings)
+    from bot.tg.app import run_bot
+
+    run_bot(settings, bank, token, webhook=args.webhook)
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    from bot.db.engine import migrate_sync
+
+    migrate_sync(settings.database_url)
+    print("database is up to date")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="interview-bot",
+        description="A Telegram bot that trains ML/LLM engineers for technical interviews.",
+    )
+    parser.add_argument("--version", action="version", version=f"interview-bot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the bot (long polling unless --webhook)")
+    run.add_argument("--webhook", action="store_true", help="serve a webhook (WEBHOOK_URL)")
+    run.set_defaults(func=cmd_run)
+
+    validate = sub.add_parser("validate", help="check the question bank and print a summary")
+    validate.add_argument("path", nargs="?", help="bank folder or file (default: BANK_PATH or data/)")
+    validate.set_defaults(func=cmd_validate)
+
+    migrate = sub.add_parser("migrate", help="apply database migrations and exit")
+    migrate.set_defaults(func=cmd_migrate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+    except SettingsError as exc:
+        print(f"interview-bot: {exc}", file=sys.stderr)
+        return EXIT_BAD_SETTINGS
+    except KeyboardInterrupt:
+        return 130
+    return result

@@ -1,0 +1,136 @@
+"""Settings from environment variables and an optional `.env` file (pydantic-settings).
+
+Nothing here runs at import time: call :func:`load_settings`. Errors become one line naming the
+variable (:class:`SettingsError`), which the CLI prints before exiting with code 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+APP_NAME = "interview-bot"
+
+
+class SettingsError(Exception):
+    """A missing or malformed setting; the message names the environment variable."""
+
+
+def default_database_url() -> str:
+    """A SQLite file in the per-user data directory, or ./interview-bot.db if that is not writable."""
+    import platformdirs
+
+    try:
+        directory = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(directory, os.W_OK):
+            raise PermissionError(directory)
+        path = directory / "interview-bot.db"
+    except OSError:
+        path = Path("interview-bot.db").absolute()
+    return f"sqlite:///{path}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    bot_token: SecretStr | None = None
+    database_url: str = Field(default_factory=default_database_url)
+    telegram_api_url: str = "https://api.telegram.org"
+    bank_path: Path | None = None
+    admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
+    default_timezone: str = "Europe/Moscow"
+    default_language: Literal["ru", "en"] = "ru"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["text", "json"] = "text"
+
+    # Daily pushes
+    tick_seconds: float = Field(default=30.0, gt=0, le=30)
+    push_grace_hours: float = Field(default=3.0, ge=0, le=23)
+    push_lease_seconds: float = Field(default=120.0, gt=0)
+    send_rate: float = Field(default=30.0, gt=0, le=1000)
+    paid_broadcast: bool = False
+
+    # Webhook mode and monitoring
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = Field(default=8443, ge=1, le=65535)
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+
+    @field_validator("admin_ids", mode="before")
+    @classmethod
+    def _parse_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
+            try:
+                return frozenset(int(p) for p in parts)
+            except ValueError:
+                raise ValueError("expected Telegram user ids separated by commas") from None
+        return value
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _check_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r} (e.g. Europe/Moscow)") from None
+        return value
+
+    @field_validator("telegram_api_url")
+    @classmethod
+    def _check_api_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_db_url(cls, value: str) -> str:
+        return async_database_url(value)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    def require_token(self) -> str:
+        if self.bot_token is None or not self.bot_token.get_secret_value().strip():
+            raise SettingsError(
+                "BOT_TOKEN: not set. Get a token from @BotFather and run: BOT_TOKEN=... interview-bot run"
+            )
+        token = self.bot_token.get_secret_value().strip()
+        head, _, tail = token.partition(":")
+        if not head.isdigit() or len(tail) < 20:
+            raise SettingsError("BOT_TOKEN: malformed (expected digits:secret, as @BotFather gives it)")
+        return token
+
+
+def async_database_url(url: str) -> str:
+    """Map plain `sqlite://` / `postgresql://` URLs to the async drivers the bot uses."""
+    if url.startswith("sqlite://"):
+        return "sqlite+aiosqlite://" + url.removeprefix("sqlite://")
+    for prefix in ("postgresql://", "postgres://", "postgresql+psycopg://", "postgresql+psycopg2://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url.removeprefix(prefix)
+    if url.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+        return url
+    raise ValueError("expected sqlite:///path/to/file.db or postgresql://user:pass@host/db")
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings; raise :class:`SettingsError` with one line naming the bad variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "settings"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise SettingsError(f"{name}: {message}") from None

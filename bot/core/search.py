@@ -1,0 +1,153 @@
+"""Question search (BM25 over stemmed, transliterated keys) and fuzzy glossary lookup.
+
+Indexed per question: its text (weight 3), the names of its glossary terms and its topic
+title (1.5), and its key points (1). Query words match keys exactly or by a prefix of at least
+:data:`bot.core.text.PREFIX_MIN` letters, so "чекпоинтов" finds "checkpointing".
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process, utils
+
+from bot.bank.model import Bank, Term
+from bot.core.text import PREFIX_MIN, keys, normalize
+
+_FIELDS = (("text", 3.0), ("terms", 1.5), ("points", 1.0))
+_K1, _B = 1.2, 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    question_id: str
+    score: float
+
+
+class SearchIndex:
+    """An in-memory BM25 index over a bank; build once per bank load."""
+
+    def __init__(self, bank: Bank) -> None:
+        self._ids: list[str] = []
+        postings: dict[str, dict[int, float]] = defaultdict(dict)
+        lengths: list[float] = []
+        for doc, q in enumerate(bank.questions.values()):
+            self._ids.append(q.id)
+            topic = bank.topic(q.topic)
+            term_names = " ".join(
+                " ".join(t.names) for tid in q.terms if (t := bank.term(tid)) is not None
+            )
+            fields = {
+                "text": q.text,
+                "terms": f"{term_names} {topic.title_ru if topic else ''} "
+                f"{topic.title_en if topic else ''}",
+                "points": " ".join(kp.text for kp in q.key_points),
+            }
+            length = 0.0
+            for name, weight in _FIELDS:
+                for key in keys(fields[name]):
+                    postings[key][doc] = postings[key].get(doc, 0.0) + weight
+                    length += weight
+            lengths.append(length)
+        self._postings = dict(postings)
+        self._vocab = sorted(self._postings)
+        self._lengths = lengths
+        self._avg = (sum(lengths) / len(lengths)) if lengths else 1.0
+
+    def _expand(self, key: str) -> list[str]:
+        """Index keys that match a query key: itself and, if long enough, keys it prefixes
+        or that prefix it."""
+        if len(key) < PREFIX_MIN:
+            return [key] if key in self._postings else []
+        found = []
+        i = bisect.bisect_left(self._vocab, key)
+        while i < len(self._vocab) and self._vocab[i].startswith(key):
+            found.append(self._vocab[i])
+            i += 1
+        for n in range(PREFIX_MIN, len(key)):
+            if key[:n] in self._postings:
+                found.append(key[:n])
+        return found
+
+    def search(self, query: str, limit: int = 50, within: Iterable[str] | None = None) -> list[Hit]:
+        query_keys = list(dict.fromkeys(keys(query)))
+        if not query_keys or not self._ids:
+            return []
+        allowed = None if within is None else set(within)
+        n_docs = len(self._ids)
+        scores: dict[int, float] = defaultdict(float)
+        matched: dict[int, int] = defaultdict(int)
+        for qk in query_keys:
+            hit_docs: dict[int, float] = {}
+            for key in self._expand(qk):
+                for doc, tf in self._postings[key].items():
+                    hit_docs[doc] = max(hit_docs.get(doc, 0.0), tf)
+            if not hit_docs:
+                continue
+            idf = math.log(1 + (n_docs - len(hit_docs) + 0.5) / (len(hit_docs) + 0.5))
+            for doc, tf in hit_docs.items():
+                norm = tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * self._lengths[doc] / self._avg))
+                scores[doc] += idf * norm
+                matched[doc] += 1
+        hits = [
+            Hit(self._ids[doc], score * (matched[doc] / len(query_keys)))
+            for doc, score in scores.items()
+            if allowed is None or self._ids[doc] in allowed
+        ]
+        hits.sort(key=lambda h: (-h.score, h.question_id))
+        return hits[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class TermMatch:
+    term: Term
+    score: float  # 0..100
+    name: str  # the name or alias that matched
+
+
+class GlossaryIndex:
+    """Fuzzy lookup over term names and aliases (rapidfuzz)."""
+
+    SURE = 88.0
+
+    def __init__(self, bank: Bank) -> None:
+        self._names: list[str] = []
+        self._terms: list[Term] = []
+        for term in bank.terms.values():
+            for name in term.names:
+                self._names.append(name)
+                self._terms.append(term)
+        self._normalized = [normalize(n) for n in self._names]
+
+    def lookup(self, text: str, limit: int = 5) -> list[TermMatch]:
+        """Best distinct terms for ``text``, best first."""
+        query = normalize(text).strip()
+        if not query:
+            return []
+        results = process.extract(
+            query,
+            self._normalized,
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit * 4,
+            score_cutoff=55,
+        )
+        best: dict[str, TermMatch] = {}
+        for _, score, idx in results:
+            term = self._terms[idx]
+            exact = self._normalized[idx] == query
+            value = 100.0 if exact else float(score)
+            if term.id not in best or best[term.id].score < value:
+                best[term.id] = TermMatch(term, value, self._names[idx])
+        ranked = sorted(best.values(), key=lambda m: (-m.score, m.term.term_en.casefold()))
+        return ranked[:limit]
+
+    def is_sure(self, matches: list[TermMatch]) -> bool:
+        """Whether the first match is confidently the one meant (else: "did you mean")."""
+        if not matches or matches[0].score < self.SURE:
+            return False
+        return len(matches) == 1 or matches[0].score - matches[1].score >= 5 or matches[0].score == 100

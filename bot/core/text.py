@@ -1,0 +1,119 @@
+"""Text normalisation shared by search, glossary lookup and grading.
+
+Every word becomes a *key*: lower-cased, ``ё``→``е``, stemmed (Russian or English Snowball), then
+transliterated to a Latin "sound skeleton" so that Russian jargon meets its English original:
+``чекпоинтов``, ``чекпоинт``, ``checkpointing`` and ``checkpoints`` all become ``chekpoint``.
+Two keys match when they are equal or, for keys of at least :data:`PREFIX_MIN` letters, when one
+is a prefix of the other (``kvantiz`` ~ ``kvantizat``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final
+
+import snowballstemmer
+
+PREFIX_MIN: Final = 5
+_WORD = re.compile(r"[0-9a-zа-я]+")
+_CYR = re.compile(r"[а-я]")
+_TRANSLIT: Final = {
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ж": "zh", "з": "z", "и": "i",
+    "й": "i", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s",
+    "т": "t", "у": "u", "ф": "f", "х": "h", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "",
+    "ы": "i", "ь": "", "э": "e", "ю": "iu", "я": "ia",
+}  # fmt: skip
+_LATIN_RULES: Final = (
+    ("tion", "tsi"),
+    ("ck", "k"),
+    ("qu", "kv"),
+    ("ph", "f"),
+    ("th", "t"),
+    ("sch", "sh"),
+    ("x", "ks"),
+    ("w", "v"),
+    ("q", "k"),
+    ("y", "i"),
+    ("j", "dzh"),
+)
+_SOFT_C = re.compile(r"c(?=[eiy])")
+_DOUBLE = re.compile(r"(.)\1+")
+_STOP: Final = frozenset(
+    """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее
+    мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был
+    него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней
+    для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того
+    потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем
+    всех никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего
+    них какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя
+    такой им более всегда конечно всю между это как какие каких какую каким ли
+    a an the and or of to in on for is are be by with as at it its this that from what how why
+    which do does you your we our can there into than then""".split()
+)
+
+# Jargon whose transliteration does not meet the English spelling.
+_JARGON: Final = {
+    "кэш": "cache", "кеш": "cache", "кэша": "cache", "кеша": "cache", "кэшом": "cache",
+    "аттеншн": "attention", "атеншн": "attention", "аттеншен": "attention",
+    "лора": "lora", "лоры": "lora", "лору": "lora", "лорой": "lora",
+    "регуляризация": "regularization", "регуляризации": "regularization",
+    "фичи": "feature", "фича": "feature", "фичей": "feature",
+    "скор": "score", "скоры": "score", "ворклоад": "workload",
+}  # fmt: skip
+
+_ru = snowballstemmer.stemmer("russian")
+_en = snowballstemmer.stemmer("english")
+
+
+def _skeleton(latin: str) -> str:
+    s = _SOFT_C.sub("s", latin)
+    for old, new in _LATIN_RULES:
+        s = s.replace(old, new)
+    s = s.replace("c", "k")
+    return _DOUBLE.sub(r"\1", s)
+
+
+@lru_cache(maxsize=200_000)
+def word_key(word: str) -> str:
+    """The key of one lower-case word (see the module docstring)."""
+    word = _JARGON.get(word, word)
+    if _CYR.search(word):
+        stem = _ru.stemWord(word)
+        latin = "".join(_TRANSLIT.get(ch, ch) for ch in stem)
+        return _skeleton(_en.stemWord(latin)) if len(latin) > 3 else _skeleton(latin)
+    if word.isdigit():
+        return word
+    return _skeleton(_en.stemWord(word))
+
+
+def normalize(text: str) -> str:
+    return text.lower().replace("ё", "е")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+def keys(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Keys of every word in ``text`` in order (stop words dropped unless asked)."""
+    return [word_key(w) for w in words(text) if not (drop_stopwords and w in _STOP)]
+
+
+def key_matches(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) < PREFIX_MIN or len(b) < PREFIX_MIN:
+        return False
+    return a.startswith(b) or b.startswith(a)
+
+
+def phrase_in(phrase_keys: list[str], text_keys: list[str]) -> bool:
+    """Whether the phrase's keys occur consecutively in the text's keys."""
+    n = len(phrase_keys)
+    if n == 0:
+        return False
+    for i in range(len(text_keys) - n + 1):
+        if all(key_matches(phrase_keys[j], text_keys[i + j]) for j in range(n)):
+            return True
+    return False

@@ -1,0 +1,131 @@
+"""Engine, sessions and migrations. Nothing is created at import time.
+
+SQLite: WAL, ``busy_timeout``, foreign keys; pysqlite's own transaction handling is switched off so
+that write transactions start with ``BEGIN IMMEDIATE`` (a read-then-write transaction can otherwise
+fail with SQLITE_BUSY despite the timeout), and writers inside one process queue on a lock.
+PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the scheduler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from bot.config import async_database_url
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _setup_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    url = async_database_url(url)
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, **kwargs)
+        _setup_sqlite(engine)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("pool_size", 10)
+    return create_async_engine(url, **kwargs)
+
+
+class Database:
+    """Owns the engine; hands out one session per unit of work.
+
+    ``read()`` for queries, ``write()`` for anything that changes rows: it commits on success
+    and rolls back on error.
+    """
+
+    def __init__(self, url: str, **engine_kwargs: Any) -> None:
+        self.url = async_database_url(url)
+        self.engine = make_engine(self.url, **engine_kwargs)
+        self.is_sqlite = self.engine.dialect.name == "sqlite"
+        writer = (
+            self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
+        )
+        self._read = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._write = async_sessionmaker(writer, expire_on_commit=False)
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self._read() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        if self._write_lock is None:
+            async with self._write() as session, session.begin():
+                yield session
+            return
+        async with self._write_lock, self._write() as session, session.begin():
+            yield session
+
+    async def migrate(self) -> None:
+        """Apply Alembic migrations up to head (run at start-up)."""
+        async with self.engine.begin() as conn:
+            await conn.run_sync(_upgrade)
+
+    async def ping(self) -> bool:
+        from sqlalchemy import text
+
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            return False
+        return True
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def alembic_config() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def _upgrade(connection: Connection) -> None:
+    cfg = alembic_config()
+    cfg.attributes["connection"] = connection
+    command.upgrade(cfg, "head")
+
+
+def migrate_sync(url: str) -> None:
+    async def _run() -> None:
+        db = Database(url)
+        try:
+            await db.migrate()
+        finally:
+            await db.close()
+
+    asyncio.run(_run())

@@ -1,0 +1,45 @@
+"""Alembic environment: runs on a connection handed in by :mod:`bot.db.engine`, or on DATABASE_URL."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.engine import Connection
+
+from bot.db.models import Base
+
+target_metadata = Base.metadata
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        compare_type=True,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = context.config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    from bot.config import load_settings
+    from bot.db.engine import make_engine
+
+    async def _main() -> None:
+        engine = make_engine(load_settings().database_url)
+        async with engine.begin() as conn:
+            await conn.run_sync(_run)
+        await engine.dispose()
+
+    asyncio.run(_main())
+
+
+if context.is_offline_mode():
+    raise SystemExit("offline migrations are not supported; run `interview-bot migrate`")
+run_migrations_online()

@@ -1,0 +1,192 @@
+"""Typed SQLAlchemy 2 models. Questions are referred to by their bank id (text), never by row number,
+so editing the bank never misattributes history."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes on every backend (SQLite stores them naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    first_name: Mapped[str] = mapped_column(String(128), default="")
+    username: Mapped[str | None] = mapped_column(String(64))
+    language: Mapped[str | None] = mapped_column(String(8))  # chosen with /lang
+    tg_language: Mapped[str | None] = mapped_column(String(16))  # from Telegram
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    board_opt_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Chat(Base):
+    __tablename__ = "chats"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    type: Mapped[str] = mapped_column(String(16))
+    title: Mapped[str | None] = mapped_column(String(256))
+    language: Mapped[str | None] = mapped_column(String(8))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    topic_filter: Mapped[str | None] = mapped_column(String(32))
+    # The question asked last in this chat; the next plain message answers it (private chats).
+    pending_ask_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Daily push (the schedule lives here; one recurring tick reads it)
+    push_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    push_minute: Mapped[int | None] = mapped_column(Integer)  # minutes after local midnight
+    push_weekdays_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    push_kind: Mapped[str] = mapped_column(String(16), default="question")  # question | quiz
+    reveal_minute: Mapped[int | None] = mapped_column(Integer)  # optional evening reveal
+    next_push_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    next_push_date: Mapped[date | None] = mapped_column(Date)
+    push_stopped_reason: Mapped[str | None] = mapped_column(String(64))
+
+    __table_args__ = (Index("ix_chats_due", "push_enabled", "next_push_at"),)
+
+
+class Ask(Base):
+    """A question shown in a chat (by /q, a button, a push, an interview, ...)."""
+
+    __tablename__ = "asks"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(BigInteger)  # who asked for it; None for pushes
+    question_id: Mapped[str] = mapped_column(String(64))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    source: Mapped[str] = mapped_column(String(16), default="q")
+    asked_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (
+        Index("ix_asks_chat_message", "chat_id", "message_id"),
+        Index("ix_asks_chat_question", "chat_id", "question_id"),
+    )
+
+
+class Answer(Base):
+    __tablename__ = "answers"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    ask_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("asks.id", ondelete="SET NULL")
+    )
+    question_id: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+    edited: Mapped[bool] = mapped_column(Boolean, default=False)
+    coverage: Mapped[float | None] = mapped_column(Float)
+    covered: Mapped[str | None] = mapped_column(String(32))  # e.g. "1,3" — key point indexes
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (
+        Index("ix_answers_user_question", "user_id", "question_id"),
+        Index("ix_answers_chat_message", "chat_id", "message_id"),
+    )
+
+
+class Reveal(Base):
+    __tablename__ = "reveals"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    question_id: Mapped[str] = mapped_column(String(64))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (Index("ix_reveals_user", "user_id"),)
+
+
+class ChatSeen(Base):
+    """How often each question was shown in a chat: /q picks among the least-seen."""
+
+    __tablename__ = "chat_seen"
+
+    chat_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
+    )
+    question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Delivery(Base):
+    """One daily push: claimed before sending, unique per chat and local date."""
+
+    __tablename__ = "deliveries"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
+    local_date: Mapped[date] = mapped_column(Date)
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(16), default="claimed")  # claimed|sent|failed|skipped
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    question_id: Mapped[str | None] = mapped_column(String(64))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revealed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    error: Mapped[str | None] = mapped_column(String(200))
+
+    __table_args__ = (
+        UniqueConstraint("chat_id", "local_date", name="uq_deliveries_chat_date"),
+        Index("ix_deliveries_status_lease", "status", "lease_until"),
+    )
