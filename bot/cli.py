@@ -110,4 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_SETTINGS
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `interview-bot validate | head`
+        sys.stderr.close()
+        return 0
     return result

@@ -37,9 +37,7 @@ def default_database_url() -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
 
     bot_token: SecretStr | None = None
     database_url: str = Field(default_factory=default_database_url)
@@ -117,7 +115,12 @@ def async_database_url(url: str) -> str:
     """Map plain `sqlite://` / `postgresql://` URLs to the async drivers the bot uses."""
     if url.startswith("sqlite://"):
         return "sqlite+aiosqlite://" + url.removeprefix("sqlite://")
-    for prefix in ("postgresql://", "postgres://", "postgresql+psycopg://", "postgresql+psycopg2://"):
+    for prefix in (
+        "postgresql://",
+        "postgres://",
+        "postgresql+psycopg://",
+        "postgresql+psycopg2://",
+    ):
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url.removeprefix(prefix)
     if url.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):

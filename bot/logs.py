@@ -60,9 +60,7 @@ def setup_logging(level: str = "INFO", fmt: str = "text", token: str | None = No
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
-        )
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

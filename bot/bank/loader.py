@@ -32,7 +32,18 @@ MESSAGE_CHROME: Final = 200
 MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
 
 QUESTION_FIELDS: Final = frozenset(
-    {"id", "number", "kind", "topic", "difficulty", "source", "text", "terms", "key_points", "answer"}
+    {
+        "id",
+        "number",
+        "kind",
+        "topic",
+        "difficulty",
+        "source",
+        "text",
+        "terms",
+        "key_points",
+        "answer",
+    }
 )
 TOPIC_FIELDS: Final = frozenset({"id", "title", "order"})
 TERM_FIELDS: Final = frozenset({"id", "term", "aliases", "definition", "questions"})
@@ -79,7 +90,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Map:
     result.line = node.start_mark.line + 1
     result.key_lines = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
         try:
             if key in result:
@@ -87,12 +98,12 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Map:
         except TypeError:
             loader.duplicate_keys.append((line, "a mapping key must be a plain value"))
             continue
-        result[key] = loader.construct_object(value_node, deep=True)  # type: ignore[no-untyped-call]
+        result[key] = loader.construct_object(value_node, deep=True)
         result.key_lines[key] = line
     return result
 
 
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)  # type: ignore[arg-type]
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 def _display(path: Path) -> str:
@@ -116,7 +127,7 @@ class _Checker:
         self.problems: list[Problem] = []
         self.topics: list[tuple[Topic, Location]] = []
         self.questions: list[tuple[Question, Location]] = []
-        self.terms: list[tuple[Term, Location, dict[str, int]]] = []
+        self.terms: list[tuple[Term, Location, dict[str, int], int]] = []
 
     def problem(self, file: str, line: int, message: str) -> None:
         self.problems.append(Problem(file, line, message))
@@ -150,9 +161,7 @@ class _Checker:
     def _int(self, file: str, m: _Map, key: str, what: str, lo: int, hi: int) -> int | None:
         value = m.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            self.problem(
-                file, self._line(m, key), f"{what}: {key!r} must be a whole number {lo}..{hi}"
-            )
+            self.problem(file, self._line(m, key), f"{what}: {key!r} must be a whole number {lo}..{hi}")
             return None
         return value
 
@@ -181,9 +190,9 @@ class _Checker:
     # -- records -----------------------------------------------------------------------------
     def topic(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)
-        self._unknown_fields(file, m, TOPIC_FIELDS, "topic")
         tid = self._id(file, m, "topic")
         what = f"topic {tid!r}" if tid else "topic"
+        self._unknown_fields(file, m, TOPIC_FIELDS, what)
         title = m.get("title")
         ru = en = None
         if isinstance(title, _Map):
@@ -199,9 +208,9 @@ class _Checker:
 
     def question(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)
-        self._unknown_fields(file, m, QUESTION_FIELDS, "question")
         qid = self._id(file, m, "question")
         what = f"question {qid!r}" if qid else "question"
+        self._unknown_fields(file, m, QUESTION_FIELDS, what)
         ok = qid is not None
         kind = m.get("kind", "question")
         if kind not in ("question", "task"):
@@ -258,8 +267,9 @@ class _Checker:
             return None
         if not MIN_KEY_POINTS <= len(raw) <= MAX_KEY_POINTS:
             self.problem(
-                file, line, f"{what}: has {len(raw)} key points, needs {MIN_KEY_POINTS} to "
-                f"{MAX_KEY_POINTS}"
+                file,
+                line,
+                f"{what}: has {len(raw)} key points, needs {MIN_KEY_POINTS} to {MAX_KEY_POINTS}",
             )
         points: list[KeyPoint] = []
         good = True
@@ -273,8 +283,11 @@ class _Checker:
             text = self._str(file, item, "text", label)
             match = self._str_list(file, item, "match", label)
             if match is not None and not match:
-                self.problem(file, self._line(item, "match") if "match" in item else item.line,
-                             f"{label}: no match words (list the words that show it was covered)")
+                self.problem(
+                    file,
+                    self._line(item, "match") if "match" in item else item.line,
+                    f"{label}: no match words (list the words that show it was covered)",
+                )
                 match = None
             if text is None or match is None:
                 good = False
@@ -295,9 +308,9 @@ class _Checker:
 
     def term(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)
-        self._unknown_fields(file, m, TERM_FIELDS, "term")
         tid = self._id(file, m, "term")
         what = f"term {tid!r}" if tid else "term"
+        self._unknown_fields(file, m, TERM_FIELDS, what)
         names = m.get("term")
         en = ru = None
         if isinstance(names, _Map):
@@ -317,10 +330,11 @@ class _Checker:
             base = self._line(m, "questions")
             for qid in links:
                 link_lines.setdefault(qid, base)
-        if tid and en is not None and ru is not None and aliases is not None and definition:
-            if links is not None:
-                term = Term(tid, en, ru, tuple(aliases), definition, tuple(links), where)
-                self.terms.append((term, where, link_lines))
+        if tid and definition and en is not None and ru is not None and aliases is not None:
+            if links is None:
+                return
+            term = Term(tid, en, ru, tuple(aliases), definition, tuple(links), where)
+            self.terms.append((term, where, link_lines, self._line(m, "aliases")))
 
     # -- cross checks ------------------------------------------------------------------------
     def link(self) -> Bank | None:
@@ -334,7 +348,7 @@ class _Checker:
 
         questions: dict[str, Question] = {}
         numbers: dict[tuple[str, int], str] = {}
-        term_ids = {t.id for t, _, _ in self.terms}
+        term_ids = {t.id for t, _, _, _ in self.terms}
         for q, where in self.questions:
             if q.id in questions:
                 first = questions[q.id].where
@@ -342,13 +356,14 @@ class _Checker:
                 continue
             questions[q.id] = q
             if q.number is not None:
-                key = (q.kind, q.number)
-                if key in numbers:
+                num_key = (q.kind, q.number)
+                if num_key in numbers:
                     self.problem(
-                        where.file, where.line,
-                        f"duplicate {q.kind} number {q.number} (also {numbers[key]!r})",
+                        where.file,
+                        where.line,
+                        f"duplicate {q.kind} number {q.number} (also {numbers[num_key]!r})",
                     )
-                numbers[key] = q.id
+                numbers[num_key] = q.id
             if q.topic not in topics:
                 hint = difflib.get_close_matches(q.topic, sorted(topics), n=1)
                 extra = f" (did you mean {hint[0]!r}?)" if hint else ""
@@ -356,7 +371,8 @@ class _Checker:
             for tid in q.terms:
                 if tid not in term_ids:
                     self.problem(
-                        where.file, where.line,
+                        where.file,
+                        where.line,
                         f"question {q.id!r}: dangling glossary link {tid!r} (no such term)",
                     )
 
@@ -368,7 +384,7 @@ class _Checker:
         for q in questions.values():
             for tid in q.terms:
                 linked.setdefault(tid, []).append(q.id)
-        for term, where, link_lines in self.terms:
+        for term, where, link_lines, aliases_line in self.terms:
             if term.id in seen_terms:
                 self.problem(where.file, where.line, f"duplicate term id {term.id!r}")
                 continue
@@ -377,20 +393,29 @@ class _Checker:
                 key = name.casefold()
                 if key in names and names[key] != term.id:
                     self.problem(
-                        where.file, where.line,
+                        where.file,
+                        aliases_line if name in term.aliases else where.line,
                         f"term {term.id!r}: name or alias {name!r} is also used by term {names[key]!r}",
                     )
                 names.setdefault(key, term.id)
             for qid in term.questions:
                 if qid not in questions:
                     self.problem(
-                        where.file, link_lines.get(qid, where.line),
+                        where.file,
+                        link_lines.get(qid, where.line),
                         f"term {term.id!r}: dangling question link {qid!r} (no such question)",
                     )
             union = [q for q in dict.fromkeys([*term.questions, *linked.get(term.id, [])]) if q in order]
             terms.append(
-                Term(term.id, term.term_en, term.term_ru, term.aliases, term.definition,
-                     tuple(union), term.where)
+                Term(
+                    term.id,
+                    term.term_en,
+                    term.term_ru,
+                    term.aliases,
+                    term.definition,
+                    tuple(union),
+                    term.where,
+                )
             )
         if self.problems:
             return None

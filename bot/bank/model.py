@@ -106,9 +106,7 @@ class Bank:
         self._topics = tuple(sorted(topics, key=lambda t: (t.order, t.id)))
         self._topics_by_id = MappingProxyType({t.id: t for t in self._topics})
         self._questions = MappingProxyType({q.id: q for q in questions})
-        self._by_number = MappingProxyType(
-            {(q.kind, q.number): q for q in questions if q.number is not None}
-        )
+        self._by_number = MappingProxyType({(q.kind, q.number): q for q in questions if q.number is not None})
         by_topic: dict[str, list[str]] = {t.id: [] for t in self._topics}
         for q in questions:
             by_topic[q.topic].append(q.id)

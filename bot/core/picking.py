@@ -16,9 +16,7 @@ from bot.bank.model import Bank
 _TRIES = 24
 
 
-def pick(
-    candidates: Sequence[str], seen: Mapping[str, int], rng: random.Random
-) -> str | None:
+def pick(candidates: Sequence[str], seen: Mapping[str, int], rng: random.Random) -> str | None:
     """A uniformly random least-seen candidate, or None if there are no candidates."""
     if not candidates:
         return None

@@ -38,13 +38,10 @@ class SearchIndex:
         for doc, q in enumerate(bank.questions.values()):
             self._ids.append(q.id)
             topic = bank.topic(q.topic)
-            term_names = " ".join(
-                " ".join(t.names) for tid in q.terms if (t := bank.term(tid)) is not None
-            )
+            term_names = " ".join(" ".join(t.names) for tid in q.terms if (t := bank.term(tid)) is not None)
             fields = {
                 "text": q.text,
-                "terms": f"{term_names} {topic.title_ru if topic else ''} "
-                f"{topic.title_en if topic else ''}",
+                "terms": f"{term_names} {topic.title_ru if topic else ''} {topic.title_en if topic else ''}",
                 "points": " ".join(kp.text for kp in q.key_points),
             }
             length = 0.0

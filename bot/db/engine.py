@@ -18,7 +18,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from bot.config import async_database_url
 
@@ -68,9 +73,7 @@ class Database:
         self.url = async_database_url(url)
         self.engine = make_engine(self.url, **engine_kwargs)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
-        writer = (
-            self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
-        )
+        writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(writer, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None

@@ -124,9 +124,7 @@ class Answer(Base):
     __tablename__ = "answers"
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    ask_id: Mapped[int | None] = mapped_column(
-        BigInteger, ForeignKey("asks.id", ondelete="SET NULL")
-    )
+    ask_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("asks.id", ondelete="SET NULL"))
     question_id: Mapped[str] = mapped_column(String(64))
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     chat_id: Mapped[int] = mapped_column(BigInteger)

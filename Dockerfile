@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Build stage: build a wheel of the bot (with the bundled bank) and its dependencies.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+COPY data ./data
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# Runtime stage: only the installed wheels, a non-root user, the SQLite file on a volume.
+FROM python:3.11-slim
+RUN useradd --create-home --uid 10001 bot && mkdir -p /data && chown bot /data
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+USER bot
+WORKDIR /home/bot
+ENV DATABASE_URL=sqlite:////data/interview-bot.db \
+    PYTHONUNBUFFERED=1
+VOLUME ["/data"]
+EXPOSE 8443 9100
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+  CMD python -c "import sys,urllib.request as u; p=__import__('os').environ.get('METRICS_PORT'); sys.exit(0 if not p else (0 if u.urlopen(f'http://127.0.0.1:{p}/healthz', timeout=4).status == 200 else 1))"
+ENTRYPOINT ["interview-bot"]
+CMD ["run"]

@@ -1,0 +1,46 @@
+"""User-facing strings, one YAML file per language in ``bot/locales``.
+
+Values are Python format strings; placeholders carry already-escaped HTML where the caller says so.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+import yaml
+
+LANGUAGES: Final = ("ru", "en")
+_RU_FAMILY: Final = frozenset({"ru", "uk", "be", "kk"})
+
+
+@cache
+def _catalog(lang: str) -> dict[str, Any]:
+    text = resources.files("bot").joinpath("locales", f"{lang}.yaml").read_text("utf-8")
+    data = yaml.safe_load(text)
+    assert isinstance(data, dict)
+    return data
+
+
+def t(lang: str, key: str, /, **values: object) -> str:
+    """The string ``key`` in ``lang`` (falling back to Russian), formatted with ``values``."""
+    lang = lang if lang in LANGUAGES else "ru"
+    node: Any = _catalog(lang)
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            if lang != "ru":
+                return t("ru", key, **values)
+            raise KeyError(key)
+    if not isinstance(node, str):
+        raise KeyError(key)
+    return node.format(**values) if values else node
+
+
+def language_from_telegram(code: str | None, default: str) -> str:
+    """Russian for ru/uk/be/kk, English for other known codes, ``default`` when unknown."""
+    if not code:
+        return default
+    base = code.split("-")[0].lower()
+    return "ru" if base in _RU_FAMILY else "en"

@@ -1,0 +1,229 @@
+"""The composition root: builds the PTB Application, registers every handler in one ordered table,
+creates services in ``post_init`` and closes them in ``post_shutdown``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from telegram import Update
+from telegram.constants import ChatType
+from telegram.error import BadRequest, Forbidden
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    BaseUpdateProcessor,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from bot.bank import Bank
+from bot.catalog import Catalog, CatalogHolder
+from bot.config import Settings
+from bot.db.engine import Database
+from bot.i18n import t
+from bot.logs import setup_logging
+from bot.tg import callbacks
+from bot.tg.common import load_update_state, reply_text
+from bot.tg.context import Ctx, Services
+from bot.tg.handlers import browse, questions, start
+
+log = logging.getLogger(__name__)
+
+CallbackFn = Callable[[Update, Ctx, callbacks.Callback], Awaitable[None]]
+
+# Button operations → handlers. Registered here so the whole surface is visible in one place.
+CALLBACKS: dict[str, CallbackFn] = {
+    "a": questions.cb_reveal,
+    "g": questions.cb_glossary,
+    "n": questions.cb_next,
+    "q": questions.cb_ask,
+    "t": browse.cb_term,
+    "tp": browse.cb_topic,
+    "gl": browse.cb_glossary_page,
+    "gT": browse.cb_glossary_topics,
+    "gt": browse.cb_glossary_topic,
+    "s": browse.cb_search,
+    "lang": start.cb_lang,
+}
+
+COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
+    ("start", start.cmd_start),
+    ("help", start.cmd_help),
+    ("lang", start.cmd_lang),
+    ("q", questions.cmd_q),
+    ("answer", questions.cmd_answer),
+    ("topics", browse.cmd_topics),
+    ("glossary", browse.cmd_glossary),
+    ("search", browse.cmd_search),
+]
+
+
+class PerChatUpdateProcessor(BaseUpdateProcessor):
+    """Updates run concurrently across chats but in order within one chat, so an answer is never
+    handled before the question it answers has been recorded."""
+
+    def __init__(self, max_concurrent_updates: int = 64) -> None:
+        super().__init__(max_concurrent_updates)
+        self._locks: OrderedDict[int, asyncio.Lock] = OrderedDict()
+
+    def _lock_for(self, update: object) -> asyncio.Lock | None:
+        if not isinstance(update, Update) or update.effective_chat is None:
+            return None
+        key = update.effective_chat.id
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+            if len(self._locks) > 10_000:
+                for old in list(self._locks)[:1000]:
+                    if not self._locks[old].locked():
+                        del self._locks[old]
+        return lock
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        lock = self._lock_for(update)
+        if lock is None:
+            await coroutine
+            return
+        async with lock:
+            await coroutine
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+
+async def on_callback(update: Update, context: Ctx) -> None:
+    query = update.callback_query
+    assert query is not None
+    cb = callbacks.decode(query.data)
+    handler = CALLBACKS.get(cb.op) if cb else None
+    if cb is None or handler is None:
+        await query.answer(t(context.lang, "stale_button"), show_alert=True)
+        return
+    await query.answer()
+    await handler(update, context, cb)
+
+
+async def on_unknown_command(update: Update, context: Ctx) -> None:
+    message = update.effective_message
+    if message is None or not message.text:
+        return
+    command = message.text.split()[0]
+    name, _, target = command.partition("@")
+    in_group = update.effective_chat is not None and update.effective_chat.type != ChatType.PRIVATE
+    # in groups, only answer commands addressed to this bot (others may be for other bots)
+    if in_group and target.lower() != (context.bot.username or "").lower():
+        return
+    await reply_text(update, t(context.lang, "unknown_command", command=name[:40].replace("<", "")))
+
+
+async def on_error(update: object, context: Ctx) -> None:
+    error = context.error
+    db_down = isinstance(error, OperationalError | DBAPIError | PoolTimeout | ConnectionError)
+    if isinstance(error, Forbidden):
+        log.info("chat blocked the bot: %s", error)
+        return
+    log.error("error while handling an update", exc_info=error)
+    if not isinstance(update, Update) or update.effective_chat is None:
+        return
+    if isinstance(error, BadRequest) and "query is too old" in str(error).lower():
+        return
+    key = "busy" if db_down else "error"
+    try:
+        await context.bot.send_message(update.effective_chat.id, t(context.lang, key))
+    except Exception:  # the chat may be gone or Telegram unreachable; nothing more to do
+        log.warning("could not tell chat %s about an error", update.effective_chat.id)
+
+
+def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    app.add_handler(TypeHandler(Update, load_update_state), group=-1)
+    for name, fn in COMMAND_HANDLERS:
+        app.add_handler(CommandHandler(name, fn))
+    app.add_handler(CallbackQueryHandler(on_callback))
+    # The menu keyboard sends its labels as text: catch them before answers.
+    app.add_handler(MessageHandler(filters.TEXT & filters.Text(start.menu_labels()), start.on_menu_button))
+    # Edits of answers are kept as new answers.
+    app.add_handler(
+        MessageHandler(filters.UpdateType.EDITED_MESSAGE & filters.TEXT, questions.on_edited_answer)
+    )
+    # Must follow every CommandHandler: anything that looks like a command and wasn't handled.
+    app.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    app.add_handler(
+        MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND, questions.on_answer_text)
+    )
+    app.add_handler(
+        MessageHandler(
+            filters.UpdateType.MESSAGE
+            & (
+                filters.PHOTO
+                | filters.VOICE
+                | filters.Sticker.ALL
+                | filters.Document.ALL
+                | filters.VIDEO
+                | filters.AUDIO
+            ),
+            questions.on_non_text,
+        )
+    )
+    app.add_error_handler(on_error)
+
+
+async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    services: Services = app.bot_data["services"]
+    await services.db.migrate()
+    for lang in ("ru", "en"):
+        await app.bot.set_my_commands(start.bot_commands(lang), language_code=lang)
+    await app.bot.set_my_commands(start.bot_commands(services.settings.default_language))
+    log.info("bot @%s started; bank: %s", app.bot.username, services.catalog.bank.summary())
+
+
+async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    services: Services = app.bot_data["services"]
+    await services.db.close()
+
+
+def build_application(
+    settings: Settings, bank: Bank, token: str, *, db: Database | None = None
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    api = settings.telegram_api_url
+    app = (
+        ApplicationBuilder()
+        .token(token)
+        .base_url(f"{api}/bot")
+        .base_file_url(f"{api}/file/bot")
+        .context_types(ContextTypes(context=Ctx))
+        .rate_limiter(
+            AIORateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2)
+        )
+        .concurrent_updates(PerChatUpdateProcessor())
+        .post_init(_post_init)
+        .post_shutdown(_post_shutdown)
+        .build()
+    )
+    services = Services(
+        settings=settings,
+        db=db or Database(settings.database_url),
+        catalog_holder=CatalogHolder(Catalog.build(bank)),
+    )
+    app.bot_data["services"] = services
+    register_handlers(app)
+    return app
+
+
+def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False) -> None:
+    setup_logging(settings.log_level, settings.log_format, token)
+    app = build_application(settings, bank, token)
+    app.run_polling(allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1)

@@ -1,0 +1,68 @@
+"""Typed access to the services the handlers use, and the per-update state the middleware loads."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from telegram.ext import Application, CallbackContext, ExtBot
+
+from bot.catalog import Catalog, CatalogHolder
+from bot.config import Settings
+from bot.db.engine import Database
+
+if TYPE_CHECKING:
+    from bot.db.models import Chat, User
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    catalog_holder: CatalogHolder
+    rng: random.Random = field(default_factory=random.Random)
+    clock: Callable[[], datetime] = _utcnow
+    # chat/user ids upserted recently: id -> monotonic time (saves a write per update)
+    touched: dict[tuple[int, int], float] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.catalog_holder.current
+
+    def recently_touched(self, key: tuple[int, int], ttl: float = 600.0) -> bool:
+        now = time.monotonic()
+        seen = self.touched.get(key)
+        if seen is not None and now - seen < ttl:
+            return True
+        if len(self.touched) > 50_000:
+            self.touched.clear()
+        self.touched[key] = now
+        return False
+
+
+class Ctx(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[Any, Any]]):
+    """The callback context: ``services`` plus what the middleware loaded for this update."""
+
+    def __init__(
+        self,
+        application: Application[Any, Any, Any, Any, Any, Any],
+        chat_id: int | None = None,
+        user_id: int | None = None,
+    ) -> None:
+        super().__init__(application=application, chat_id=chat_id, user_id=user_id)
+        self.lang: str = application.bot_data["services"].settings.default_language
+        self.chat_row: Chat | None = None
+        self.user_row: User | None = None
+
+    @property
+    def services(self) -> Services:
+        return cast(Services, self.bot_data["services"])

@@ -1,0 +1,119 @@
+"""/glossary, /search and /topics: finding terms and questions."""
+
+from __future__ import annotations
+
+from telegram import Update
+
+from bot.bank.markdown import escape
+from bot.db import repo
+from bot.i18n import t
+from bot.tg.callbacks import Callback
+from bot.tg.common import check_query, command_args, reply, reply_text
+from bot.tg.context import Ctx
+from bot.tg.handlers.questions import next_question
+from bot.tg.views import (
+    did_you_mean_view,
+    glossary_topic_view,
+    glossary_topics_view,
+    glossary_view,
+    search_view,
+    term_view,
+    topics_view,
+)
+
+
+async def cmd_glossary(update: Update, context: Ctx) -> None:
+    catalog = context.services.catalog
+    query = command_args(context)
+    if not query:
+        await reply(update, glossary_view(catalog.bank, context.lang))
+        return
+    if not await check_query(update, context, query):
+        return
+    await show_term_lookup(update, context, query)
+
+
+async def show_term_lookup(update: Update, context: Ctx, query: str) -> None:
+    catalog = context.services.catalog
+    matches = catalog.glossary.lookup(query)
+    if not matches:
+        await reply_text(update, t(context.lang, "glossary_not_found", query=escape(query)))
+    elif catalog.glossary.is_sure(matches):
+        await reply(update, term_view(matches[0].term, catalog.bank, context.lang))
+    else:
+        await reply(update, did_you_mean_view(query, [m.term for m in matches], context.lang))
+
+
+async def cb_term(update: Update, context: Ctx, cb: Callback) -> None:
+    bank = context.services.catalog.bank
+    term = bank.term(cb.args[0])
+    if term is None:
+        await reply_text(update, t(context.lang, "stale_button"))
+        return
+    await reply(update, term_view(term, bank, context.lang, cb.int(1)))
+
+
+async def cb_glossary_page(update: Update, context: Ctx, cb: Callback) -> None:
+    await reply(update, glossary_view(context.services.catalog.bank, context.lang, cb.int(0)))
+
+
+async def cb_glossary_topics(update: Update, context: Ctx, cb: Callback) -> None:
+    await reply(update, glossary_topics_view(context.services.catalog.bank, context.lang))
+
+
+async def cb_glossary_topic(update: Update, context: Ctx, cb: Callback) -> None:
+    view = glossary_topic_view(context.services.catalog.bank, context.lang, cb.args[0], cb.int(1))
+    await reply(update, view) if view else await reply_text(update, t(context.lang, "stale_button"))
+
+
+async def cmd_search(update: Update, context: Ctx) -> None:
+    query = command_args(context)
+    if not query:
+        await reply_text(update, t(context.lang, "search_usage"))
+        return
+    if not await check_query(update, context, query):
+        return
+    await show_search(update, context, query, 0)
+
+
+async def show_search(update: Update, context: Ctx, query: str, page: int) -> None:
+    catalog = context.services.catalog
+    ids = [hit.question_id for hit in catalog.search.search(query, limit=80)]
+    if not ids:
+        await reply_text(update, t(context.lang, "nothing_found", query=escape(query)))
+        return
+    await reply(update, search_view(catalog, query, ids, context.lang, page))
+
+
+async def cb_search(update: Update, context: Ctx, cb: Callback) -> None:
+    await show_search(update, context, cb.args[1], cb.int(0))
+
+
+async def cmd_topics(update: Update, context: Ctx) -> None:
+    s = context.services
+    answered: set[str] = set()
+    if update.effective_user is not None:
+        async with s.db.read() as session:
+            answered = await repo.answered_per_question(session, update.effective_user.id)
+    current = context.chat_row.topic_filter if context.chat_row else None
+    await reply(update, topics_view(s.catalog.bank, context.lang, answered, current))
+
+
+async def cb_topic(update: Update, context: Ctx, cb: Callback) -> None:
+    s = context.services
+    chat = update.effective_chat
+    assert chat is not None
+    topic_id = cb.args[0]
+    topic = s.catalog.bank.topic(topic_id)
+    if topic_id != "-" and topic is None:
+        await reply_text(update, t(context.lang, "stale_button"))
+        return
+    async with s.db.write() as session:
+        await repo.set_chat_fields(session, chat.id, topic_filter=topic.id if topic else None)
+    if context.chat_row is not None:
+        context.chat_row.topic_filter = topic.id if topic else None
+    if topic is None:
+        await reply_text(update, t(context.lang, "filter_cleared"))
+        return
+    await reply_text(update, t(context.lang, "filter_set", topic=escape(topic.title(context.lang))))
+    await next_question(update, context, topic.id)

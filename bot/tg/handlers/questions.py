@@ -1,0 +1,243 @@
+"""/q, /answer, the question buttons and free-text answers."""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.constants import ChatType
+
+from bot.bank import Question
+from bot.bank.markdown import escape
+from bot.core.picking import candidates_for, pick
+from bot.db import repo
+from bot.db.models import Ask
+from bot.i18n import t
+from bot.tg.callbacks import Callback
+from bot.tg.common import ask_question, check_query, command_args, is_group, reply, reply_text
+from bot.tg.context import Ctx
+from bot.tg.views import View, answer_views, question_terms_view
+
+
+async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
+    """Ask a random least-seen question from ``topic`` (default: the chat's filter)."""
+    s = context.services
+    chat = update.effective_chat
+    assert chat is not None
+    bank = s.catalog.bank
+    chat_filter = context.chat_row.topic_filter if context.chat_row else None
+    topic = topic or (chat_filter if bank.topic(chat_filter or "") else None)
+    ids = candidates_for(bank, topic)
+    if not ids:
+        topic_obj = bank.topic(topic or "")
+        name = topic_obj.title(context.lang) if topic_obj else (topic or "")
+        await reply_text(update, t(context.lang, "topic_empty", topic=escape(name)))
+        return
+    async with s.db.read() as session:
+        seen = await repo.seen_counts(session, chat.id)
+    qid = pick(ids, seen, s.rng)
+    assert qid is not None
+    note = ""
+    if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
+        counts = {seen.get(i, 0) for i in ids}
+        if len(counts) == 1 and 0 not in counts:
+            note = t(context.lang, "all_seen_cycle")
+    await ask_question(update, context, bank.questions[qid], source=source, note=note)
+
+
+async def cmd_q(update: Update, context: Ctx) -> None:
+    arg = command_args(context)
+    if not arg:
+        await next_question(update, context)
+        return
+    if not await check_query(update, context, arg):
+        return
+    catalog = context.services.catalog
+    ref = arg.lstrip("#№").strip()
+    if ref.isdigit() or (ref[:1].lower() in "tq" and ref[1:].isdigit()):
+        q = catalog.bank.resolve(ref)
+        if q is None:
+            await reply_text(update, t(context.lang, "question_not_found", ref=escape(ref)))
+            return
+        await ask_question(update, context, q, source="number")
+        return
+    direct = catalog.bank.question(ref.lower())
+    if direct is not None:
+        await ask_question(update, context, direct, source="id")
+        return
+    topic = catalog.find_topic(arg)
+    if topic is not None:
+        await next_question(update, context, topic.id)
+        return
+    best = catalog.best_match(arg)
+    if best is None:
+        await reply_text(update, t(context.lang, "nothing_found", query=escape(arg)))
+        return
+    await ask_question(update, context, best, source="match")
+
+
+async def _pending_ask(update: Update, context: Ctx) -> Ask | None:
+    """The question a message refers to: the replied-to question, else (private) the pending one."""
+    message = update.effective_message
+    chat = update.effective_chat
+    assert message is not None
+    assert chat is not None
+    s = context.services
+    async with s.db.read() as session:
+        replied = message.reply_to_message
+        if replied is not None and replied.from_user and replied.from_user.id == context.bot.id:
+            ask = await repo.ask_by_message(session, chat.id, replied.message_id)
+            if ask is not None:
+                return ask
+        if chat.type == ChatType.PRIVATE and context.chat_row and context.chat_row.pending_ask_id:
+            return await repo.get_ask(session, context.chat_row.pending_ask_id)
+    return None
+
+
+async def reveal(update: Update, context: Ctx, q: Question) -> None:
+    s = context.services
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None
+    views = answer_views(q, s.catalog.bank, context.lang)
+    if chat.type == ChatType.PRIVATE and user is not None:
+        async with s.db.read() as session:
+            mine = await repo.latest_answer(session, user.id, q.id)
+        if mine is not None:
+            label = "Ваш ответ" if context.lang == "ru" else "Your answer"
+            quote = f"<b>{label}:</b>\n<blockquote expandable>{escape(mine.text)}</blockquote>"
+            views = [View(quote), *views]
+    async with s.db.write() as session:
+        await repo.add_reveal(session, q.id, chat.id, user.id if user else None)
+    for view in views:
+        await context.bot.send_message(
+            chat.id,
+            view.text,
+            parse_mode="HTML",
+            reply_markup=view.keyboard,
+            disable_web_page_preview=True,
+        )
+
+
+async def cmd_answer(update: Update, context: Ctx) -> None:
+    arg = command_args(context)
+    bank = context.services.catalog.bank
+    if arg:
+        q = bank.resolve(arg)
+        if q is None:
+            await reply_text(update, t(context.lang, "question_not_found", ref=escape(arg[:50])))
+            return
+        await reveal(update, context, q)
+        return
+    ask = await _pending_ask(update, context)
+    if ask is None:
+        await reply_text(update, t(context.lang, "no_question_for_answer"))
+        return
+    q = bank.question(ask.question_id)
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    await reveal(update, context, q)
+
+
+async def on_answer_text(update: Update, context: Ctx) -> None:
+    """A plain message: the user's answer to the replied-to or pending question."""
+    message = update.effective_message
+    chat, user = update.effective_chat, update.effective_user
+    if message is None or chat is None or user is None or not message.text:
+        return
+    ask = await _pending_ask(update, context)
+    if ask is None:
+        if chat.type == ChatType.PRIVATE:
+            await reply_text(update, t(context.lang, "no_pending"))
+        return
+    bank = context.services.catalog.bank
+    q = bank.question(ask.question_id)
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"), quote=True)
+        return
+    s = context.services
+    async with s.db.write() as session:
+        previous = await repo.latest_answer(session, user.id, q.id)
+        again = previous is not None and previous.ask_id == ask.id
+        await repo.add_answer(
+            session,
+            ask=ask,
+            question_id=q.id,
+            user_id=user.id,
+            chat_id=chat.id,
+            message_id=message.message_id,
+            text=message.text,
+        )
+    key = "answer_saved_again" if again else "answer_saved"
+    text = t(context.lang, key, chars=len(message.text)) + "\n" + t(context.lang, "answer_offer")
+    from bot.tg.views import question_keyboard
+
+    await reply(update, View(text, question_keyboard(q, context.lang)), quote=is_group(update))
+
+
+async def on_edited_answer(update: Update, context: Ctx) -> None:
+    """An edited answer is stored as a new answer; the earlier text is kept."""
+    message = update.edited_message
+    chat, user = update.effective_chat, update.effective_user
+    if message is None or chat is None or user is None or not message.text:
+        return
+    s = context.services
+    async with s.db.write() as session:
+        earlier = await repo.answer_by_message(session, chat.id, message.message_id)
+        if earlier is None:
+            return
+        ask = await repo.get_ask(session, earlier.ask_id) if earlier.ask_id else None
+        await repo.add_answer(
+            session,
+            ask=ask,
+            question_id=earlier.question_id,
+            user_id=user.id,
+            chat_id=chat.id,
+            message_id=message.message_id,
+            text=message.text,
+            edited=True,
+        )
+    await context.bot.send_message(
+        chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id
+    )
+
+
+async def on_non_text(update: Update, context: Ctx) -> None:
+    """Stickers, photos, voice... in a private chat while a question is pending."""
+    if update.effective_chat and update.effective_chat.type == ChatType.PRIVATE:
+        await reply_text(update, t(context.lang, "not_text"))
+
+
+# Buttons -----------------------------------------------------------------------------------
+
+
+async def cb_reveal(update: Update, context: Ctx, cb: Callback) -> None:
+    q = context.services.catalog.bank.question(cb.args[0])
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    await reveal(update, context, q)
+
+
+async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
+    bank = context.services.catalog.bank
+    q = bank.question(cb.args[0])
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    if len(q.terms) == 1 and (term := bank.term(q.terms[0])) is not None:
+        from bot.tg.views import term_view
+
+        await reply(update, term_view(term, bank, context.lang))
+        return
+    await reply(update, question_terms_view(q, bank, context.lang))
+
+
+async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
+    await next_question(update, context, source="next")
+
+
+async def cb_ask(update: Update, context: Ctx, cb: Callback) -> None:
+    q = context.services.catalog.bank.question(cb.args[0])
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    await ask_question(update, context, q, source="button")

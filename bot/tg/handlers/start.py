@@ -1,0 +1,127 @@
+"""/start (with deep links), /help, /lang and the menu keyboard."""
+
+from __future__ import annotations
+
+from telegram import BotCommand, Update
+from telegram.constants import ChatType
+
+from bot.bank.markdown import escape
+from bot.db import repo
+from bot.i18n import LANGUAGES, t
+from bot.tg.callbacks import Callback
+from bot.tg.common import ask_question, command_args, is_group, reply, reply_text
+from bot.tg.context import Ctx
+from bot.tg.handlers.browse import cmd_glossary, cmd_topics
+from bot.tg.handlers.questions import next_question
+from bot.tg.views import View, lang_keyboard, main_menu, term_view
+
+COMMANDS = ("q", "answer", "topics", "glossary", "search", "daily", "interview", "review",
+            "stats", "quiz", "top", "lang", "help")  # fmt: skip
+
+
+def bot_commands(lang: str) -> list[BotCommand]:
+    return [BotCommand(name, t(lang, f"commands.{name}")) for name in COMMANDS]
+
+
+async def cmd_start(update: Update, context: Ctx) -> None:
+    payload = command_args(context)
+    if payload and await _deep_link(update, context, payload):
+        return
+    catalog = context.services.catalog
+    s = catalog.bank.summary()
+    user = update.effective_user
+    if is_group(update):
+        await reply_text(update, t(context.lang, "welcome_group"))
+        return
+    text = t(
+        context.lang,
+        "welcome",
+        name=escape(user.first_name if user else ""),
+        questions=s["questions"],
+        tasks=s["tasks"],
+        topics=s["topics"],
+        terms=s["terms"],
+    )
+    if payload:
+        text = t(context.lang, "deep_link_bad") + "\n\n" + text
+    message = update.effective_message
+    assert message is not None
+    await message.reply_text(text, parse_mode="HTML", reply_markup=main_menu(context.lang))
+
+
+async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
+    """start=q_<id or number> asks a question; start=g_<term id> shows a term card."""
+    bank = context.services.catalog.bank
+    kind, _, ref = payload.partition("_")
+    if kind == "q" and ref:
+        q = bank.resolve(ref)
+        if q is not None:
+            await ask_question(update, context, q, source="link")
+            return True
+    if kind == "g" and ref:
+        term = bank.term(ref.lower())
+        if term is not None:
+            await reply(update, term_view(term, bank, context.lang))
+            return True
+    return False
+
+
+async def cmd_help(update: Update, context: Ctx) -> None:
+    await reply_text(update, t(context.lang, "help"))
+
+
+async def cmd_lang(update: Update, context: Ctx) -> None:
+    choice = command_args(context).lower()
+    if choice not in LANGUAGES:
+        await reply(update, View(t(context.lang, "lang_usage"), lang_keyboard()))
+        return
+    await set_language(update, context, choice)
+
+
+async def cb_lang(update: Update, context: Ctx, cb: Callback) -> None:
+    await set_language(update, context, cb.args[0])
+
+
+async def set_language(update: Update, context: Ctx, lang: str) -> None:
+    from bot.tg.handlers.admin_checks import require_group_admin
+
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None
+    s = context.services
+    if chat.type == ChatType.PRIVATE:
+        assert user is not None
+        async with s.db.write() as session:
+            await repo.set_user_fields(session, user.id, language=lang)
+    else:
+        if not await require_group_admin(update, context):
+            return
+        async with s.db.write() as session:
+            await repo.set_chat_fields(session, chat.id, language=lang)
+    context.lang = lang
+    message = update.effective_message
+    assert message is not None
+    markup = main_menu(lang) if chat.type == ChatType.PRIVATE else None
+    await message.reply_text(t(lang, "lang_set"), reply_markup=markup)
+
+
+async def on_menu_button(update: Update, context: Ctx) -> None:
+    """The persistent menu keyboard sends its label as text."""
+    text = (update.effective_message.text if update.effective_message else "") or ""
+    for lang in LANGUAGES:
+        if text == t(lang, "menu.question"):
+            await next_question(update, context)
+            return
+        if text == t(lang, "menu.topics"):
+            await cmd_topics(update, context)
+            return
+        if text == t(lang, "menu.glossary"):
+            context.args = []
+            await cmd_glossary(update, context)
+            return
+        if text == t(lang, "menu.help"):
+            await cmd_help(update, context)
+            return
+
+
+def menu_labels() -> list[str]:
+    return [t(lang, f"menu.{k}") for lang in LANGUAGES for k in ("question", "topics", "glossary", "help")]

@@ -1,0 +1,236 @@
+"""Message texts (Telegram HTML) and inline keyboards. Every bank and user string is escaped here."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton, ReplyKeyboardMarkup
+
+from bot.bank import Bank, Question, Term
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
+from bot.catalog import Catalog
+from bot.i18n import t
+from bot.tg.callbacks import encode
+
+PAGE = 8
+BUTTON_TEXT = 60
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    text: str
+    keyboard: InlineKeyboardMarkup | None = None
+
+
+def _short(text: str, limit: int = BUTTON_TEXT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _btn(text: str, op: str, *args: object) -> InlineKeyboardButton:
+    return InlineKeyboardButton(_short(text, 64), callback_data=encode(op, *args))
+
+
+def question_label(q: Question) -> str:
+    return q.label if q.number is not None else ""
+
+
+def question_button(q: Question) -> InlineKeyboardButton:
+    prefix = f"{q.label}. " if q.number is not None else ""
+    return _btn(prefix + q.text, "q", q.id)
+
+
+def main_menu(lang: str) -> ReplyKeyboardMarkup:
+    return ReplyKeyboardMarkup(
+        [
+            [KeyboardButton(t(lang, "menu.question")), KeyboardButton(t(lang, "menu.topics"))],
+            [KeyboardButton(t(lang, "menu.glossary")), KeyboardButton(t(lang, "menu.help"))],
+        ],
+        resize_keyboard=True,
+        is_persistent=True,
+    )
+
+
+def _header(q: Question, bank: Bank, lang: str) -> str:
+    topic = bank.topic(q.topic)
+    return t(
+        lang,
+        "question_header",
+        kind=t(lang, f"kind.{q.kind}"),
+        label=escape(question_label(q)),
+        topic=escape(topic.title(lang) if topic else q.topic),
+        stars="★" * q.difficulty + "☆" * (3 - q.difficulty),
+    ).replace("  ·", " ·")
+
+
+def question_keyboard(q: Question, lang: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [
+            [_btn(t(lang, "btn.reveal"), "a", q.id), _btn(t(lang, "btn.glossary"), "g", q.id)],
+            [_btn(t(lang, "btn.next"), "n")],
+        ]
+    )
+
+
+def question_view(q: Question, bank: Bank, lang: str, *, group: bool, note: str = "") -> View:
+    hint = t(lang, "question_hint_group" if group else "question_hint_private")
+    parts = [note, _header(q, bank, lang), f"<b>{escape(q.text)}</b>", hint]
+    return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang))
+
+
+def answer_views(q: Question, bank: Bank, lang: str) -> list[View]:
+    """The reference answer, key points and glossary buttons; split only if it cannot fit."""
+    head = t(lang, "answer_header", kind=t(lang, f"kind.{q.kind}"), label=escape(q.label))
+    blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.answer)]
+    points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
+    blocks.append(f"{t(lang, 'key_points')}\n{points}")
+    terms = [bank.term(tid) for tid in q.terms]
+    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms if term is not None]
+    if rows:
+        blocks.append(t(lang, "answer_terms"))
+    rows.append([_btn(t(lang, "btn.next"), "n")])
+    messages = pack(blocks, TELEGRAM_TEXT_LIMIT)
+    views = [View(m) for m in messages[:-1]]
+    views.append(View(messages[-1], InlineKeyboardMarkup(rows)))
+    return views
+
+
+def question_terms_view(q: Question, bank: Bank, lang: str) -> View:
+    terms = [term for tid in q.terms if (term := bank.term(tid)) is not None]
+    if not terms:
+        return View(t(lang, "question_no_terms"))
+    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms]
+    return View(t(lang, "question_terms", label=escape(q.label)), InlineKeyboardMarkup(rows))
+
+
+def _pager(op: str, page: int, pages: int, lang: str, *prefix: object) -> list[InlineKeyboardButton]:
+    row = []
+    if page > 0:
+        row.append(_btn(t(lang, "btn.prev_page"), op, *prefix, page - 1))
+    if page + 1 < pages:
+        row.append(_btn(t(lang, "btn.next_page"), op, *prefix, page + 1))
+    return row
+
+
+def term_view(term: Term, bank: Bank, lang: str, page: int = 0) -> View:
+    title = escape(term.term_en)
+    if term.term_ru and term.term_ru != term.term_en:
+        title = f"{escape(term.term_ru)} ({escape(term.term_en)})"
+    lines = [f"📖 <b>{title}</b>"]
+    aliases = [a for a in term.aliases if a not in (term.term_en, term.term_ru)]
+    if aliases:
+        lines.append(t(lang, "term_aliases", aliases=escape(", ".join(aliases))))
+    lines.append("")
+    lines.append(escape(term.definition))
+    lines.append("")
+    questions = [q for qid in term.questions if (q := bank.question(qid)) is not None]
+    pages = max(1, math.ceil(len(questions) / PAGE))
+    page = min(max(page, 0), pages - 1)
+    if questions:
+        lines.append(t(lang, "term_where", count=len(questions)))
+    else:
+        lines.append(t(lang, "term_where_none"))
+    rows = [[question_button(q)] for q in questions[page * PAGE : (page + 1) * PAGE]]
+    pager = _pager("t", page, pages, lang, term.id)
+    if pager:
+        rows.append(pager)
+    return View("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
+
+
+def _sorted_terms(terms: Sequence[Term]) -> list[Term]:
+    return sorted(terms, key=lambda term: term.term_en.casefold())
+
+
+def glossary_view(bank: Bank, lang: str, page: int = 0) -> View:
+    terms = _sorted_terms(list(bank.terms.values()))
+    pages = max(1, math.ceil(len(terms) / PAGE))
+    page = min(max(page, 0), pages - 1)
+    chunk = terms[page * PAGE : (page + 1) * PAGE]
+    rows = [
+        [
+            _btn(
+                f"{term.term_en} · {term.term_ru}" if term.term_ru != term.term_en else term.term_en,
+                "t",
+                term.id,
+                0,
+            )
+        ]
+        for term in chunk
+    ]
+    pager = _pager("gl", page, pages, lang)
+    if pager:
+        rows.append(pager)
+    rows.append([_btn(t(lang, "btn.by_topic"), "gT")])
+    text = t(lang, "glossary_title", count=len(terms), page=page + 1, pages=pages)
+    return View(text, InlineKeyboardMarkup(rows))
+
+
+def glossary_topics_view(bank: Bank, lang: str) -> View:
+    rows = [[_btn(topic.title(lang), "gt", topic.id, 0)] for topic in bank.topics]
+    rows.append([_btn(t(lang, "btn.alphabet"), "gl", 0)])
+    return View(t(lang, "glossary_pick_topic"), InlineKeyboardMarkup(rows))
+
+
+def glossary_topic_view(bank: Bank, lang: str, topic_id: str, page: int = 0) -> View | None:
+    topic = bank.topic(topic_id)
+    if topic is None:
+        return None
+    ids = set(bank.topic_question_ids(topic_id))
+    terms = _sorted_terms([term for term in bank.terms.values() if ids & set(term.questions)])
+    pages = max(1, math.ceil(len(terms) / PAGE))
+    page = min(max(page, 0), pages - 1)
+    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms[page * PAGE : (page + 1) * PAGE]]
+    pager = _pager("gt", page, pages, lang, topic_id)
+    if pager:
+        rows.append(pager)
+    rows.append([_btn(t(lang, "btn.by_topic"), "gT")])
+    text = t(lang, "glossary_topic_title", topic=escape(topic.title(lang)), page=page + 1, pages=pages)
+    return View(text, InlineKeyboardMarkup(rows))
+
+
+def did_you_mean_view(query: str, terms: Sequence[Term], lang: str) -> View:
+    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms]
+    return View(t(lang, "glossary_did_you_mean", query=escape(query)), InlineKeyboardMarkup(rows))
+
+
+def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, page: int) -> View:
+    pages = max(1, math.ceil(len(ids) / PAGE))
+    page = min(max(page, 0), pages - 1)
+    chunk = [q for qid in ids[page * PAGE : (page + 1) * PAGE] if (q := catalog.bank.question(qid))]
+    lines = [t(lang, "search_title", query=escape(query), count=len(ids), page=page + 1, pages=pages)]
+    for i, q in enumerate(chunk, page * PAGE + 1):
+        label = f"[{escape(q.label)}] " if q.number is not None else ""
+        lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
+    rows = [[question_button(q)] for q in chunk]
+    # the query rides along in the paging buttons (cut to fit 64 bytes)
+    pager = []
+    if page > 0:
+        pager.append(_btn(t(lang, "btn.prev_page"), "s", page - 1, query))
+    if page + 1 < pages:
+        pager.append(_btn(t(lang, "btn.next_page"), "s", page + 1, query))
+    if pager:
+        rows.append(pager)
+    return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) -> View:
+    lines = [t(lang, "topics_title")]
+    rows = []
+    for topic in bank.topics:
+        ids = bank.topic_question_ids(topic.id)
+        done = sum(1 for qid in ids if qid in answered)
+        mark = "✅ " if topic.id == current else ""
+        rows.append([_btn(f"{mark}{topic.title(lang)} · {done}/{len(ids)}", "tp", topic.id)])
+    rows.append([_btn(t(lang, "btn.all_topics"), "tp", "-")])
+    chosen = bank.topic(current) if current else None
+    if chosen:
+        lines.append(t(lang, "topics_filter", topic=escape(chosen.title(lang))))
+    else:
+        lines.append(t(lang, "topics_no_filter"))
+    return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def lang_keyboard() -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[_btn("Русский", "lang", "ru"), _btn("English", "lang", "en")]])

@@ -1,0 +1,147 @@
+"""The bank loader and validator: a good bank loads; each broken bank names file:line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bot.bank import BankError, load_bank
+from bot.cli import main
+
+TOPICS = """\
+topics:
+  - id: lora
+    title: {ru: "LoRA", en: "LoRA"}
+    order: 1
+"""
+
+GLOSSARY = """\
+glossary:
+  - id: lora
+    term: {en: "LoRA", ru: "LoRA"}
+    aliases: ["low-rank adaptation", "лора"]
+    definition: "Низкоранговая добавка к весам."
+"""
+
+
+def question(qid: str = "q1", **overrides: str) -> str:
+    fields = {
+        "id": qid,
+        "number": "1",
+        "kind": "question",
+        "topic": "lora",
+        "difficulty": "2",
+        "text": '"Что такое LoRA?"',
+        "terms": "[lora]",
+        "answer": '"LoRA добавляет к замороженным весам произведение BA ранга r."',
+    }
+    fields.update(overrides)
+    lines = [f"  - id: {fields.pop('id')}"]
+    lines += [f"    {k}: {v}" for k, v in fields.items() if v != "<drop>"]
+    if "key_points" not in overrides:
+        lines.append("    key_points:")
+        for word in ("ранг", "замороз", "слияние"):
+            lines.append(f'      - {{text: "{word}", match: ["{word}"]}}')
+    return "\n".join(lines) + "\n"
+
+
+def make_bank(tmp_path: Path, questions: str, *, glossary: str = GLOSSARY, topics: str = TOPICS) -> Path:
+    (tmp_path / "topics.yaml").write_text(topics, encoding="utf-8")
+    (tmp_path / "glossary.yaml").write_text(glossary, encoding="utf-8")
+    (tmp_path / "questions.yaml").write_text("questions:\n" + questions, encoding="utf-8")
+    return tmp_path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(BankError) as info:
+        load_bank(path)
+    return [f"{Path(p.file).name}:{p.line}: {p.message}" for p in info.value.problems]
+
+
+def test_good_bank_loads_with_indexes(tmp_path: Path) -> None:
+    bank = load_bank(make_bank(tmp_path, question("q1") + question("t1", kind="task")))
+    assert bank.resolve("1").id == "q1"  # type: ignore[union-attr]
+    assert bank.resolve("t1").id == "t1"  # type: ignore[union-attr]
+    assert bank.term("lora").questions == ("q1", "t1")  # type: ignore[union-attr]
+    assert bank.topic_question_ids("lora") == ("q1", "t1")
+    with pytest.raises(TypeError):
+        bank.questions["x"] = bank.questions["q1"]  # type: ignore[index]
+
+
+def test_duplicate_id_and_number(tmp_path: Path) -> None:
+    found = problems(make_bank(tmp_path, question("q1") + question("q1") + question("q2")))
+    assert found[0].startswith("questions.yaml:14: duplicate question id 'q1' (first at ")
+    assert found[0].endswith("questions.yaml:2)")
+    assert "questions.yaml:26: duplicate question number 1 (also 'q1')" in found
+
+
+def test_unknown_topic_and_dangling_links(tmp_path: Path) -> None:
+    glossary = GLOSSARY + "    questions: [q1, q404]\n"
+    found = problems(make_bank(tmp_path, question(topic="lorra", terms="[lora, qlora]"), glossary=glossary))
+    assert "questions.yaml:2: question 'q1': unknown topic 'lorra' (did you mean 'lora'?)" in found
+    assert "questions.yaml:2: question 'q1': dangling glossary link 'qlora' (no such term)" in found
+    assert "glossary.yaml:6: term 'lora': dangling question link 'q404' (no such question)" in found
+
+
+def test_empty_answer_and_key_point_without_match_words(tmp_path: Path) -> None:
+    points = '\n      - {text: "a", match: ["a"]}\n      - {text: "b", match: ["b"]}\n      - {text: "c", match: []}'
+    found = problems(make_bank(tmp_path, question(answer='""', key_points=points)))
+    assert "questions.yaml:9: question 'q1': empty 'answer'" in found
+    assert any(p.startswith("questions.yaml:1") and "key point 3: no match words" in p for p in found)
+
+
+def test_too_few_key_points_and_unknown_field(tmp_path: Path) -> None:
+    points = '\n      - {text: "a", match: ["a"]}'
+    found = problems(make_bank(tmp_path, question(key_points=points, anwser='"x"')))
+    assert "questions.yaml:12: question 'q1': unknown field 'anwser' (did you mean 'answer'?)" in found
+    assert "questions.yaml:10: question 'q1': has 1 key points, needs 3 to 6" in found
+
+
+def test_text_longer_than_telegram_allows(tmp_path: Path) -> None:
+    found = problems(make_bank(tmp_path, question(answer='"' + "слово " * 700 + '"')))
+    assert len(found) == 1
+    assert found[0].startswith("questions.yaml:9: question 'q1': question and answer are ")
+    assert "Telegram allows 4096" in found[0]
+
+
+def test_bad_yaml_reports_its_own_line_and_column(tmp_path: Path) -> None:
+    bank = make_bank(tmp_path, question())
+    (bank / "broken.yaml").write_text('questions:\n  - id: x\n    text: "unclosed\n', encoding="utf-8")
+    found = problems(bank)
+    assert len(found) == 1 and found[0].startswith("broken.yaml:4: bad YAML at column 1:")
+
+
+def test_every_problem_reported_at_once_and_cli_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bank = make_bank(
+        tmp_path, question("Bad Id") + question("q2", difficulty="5") + question("q3", topic="x")
+    )
+    assert main(["validate", str(bank)]) == 1
+    err = capsys.readouterr().err
+    assert "id 'Bad Id' must be lowercase" in err
+    assert "'difficulty' must be a whole number 1..3" in err
+    assert "unknown topic 'x'" in err
+    assert "3 problem(s) found" in err
+
+
+def test_alias_shared_by_two_terms(tmp_path: Path) -> None:
+    glossary = GLOSSARY + textwrap.indent(
+        textwrap.dedent("""\
+            - id: qlora
+              term: {en: "QLoRA"}
+              aliases: ["Лора"]
+              definition: "LoRA поверх 4-битной базы."
+        """),
+        "  ",
+    )
+    found = problems(make_bank(tmp_path, question(), glossary=glossary))
+    assert found == ["glossary.yaml:8: term 'qlora': name or alias 'Лора' is also used by term 'lora'"]
+
+
+def test_validate_prints_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(make_bank(tmp_path, question() + question("t1", kind="task")))]) == 0
+    out = capsys.readouterr().out
+    assert "questions: 1, tasks: 1, glossary terms: 1" in out

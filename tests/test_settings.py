@@ -1,0 +1,99 @@
+"""Settings: defaults, parsing, and one clear line with exit code 2 for bad values."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import SettingsError, load_settings
+
+ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
+            "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+
+
+def test_defaults() -> None:
+    s = load_settings()
+    assert s.telegram_api_url == "https://api.telegram.org"
+    assert s.database_url.startswith("sqlite+aiosqlite:///") and s.database_url.endswith("interview-bot.db")
+    assert (s.default_timezone, s.default_language, s.admin_ids) == ("Europe/Moscow", "ru", frozenset())
+
+
+def test_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADMIN_IDS", "1, 2;3")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:p@db/bot")
+    monkeypatch.setenv("TELEGRAM_API_URL", "http://127.0.0.1:8081/")
+    s = load_settings()
+    assert s.admin_ids == {1, 2, 3}
+    assert s.database_url == "postgresql+asyncpg://u:p@db/bot"
+    assert s.telegram_api_url == "http://127.0.0.1:8081"
+
+
+def test_dotenv_file(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("DEFAULT_LANGUAGE=en\nLOG_FORMAT=json\n")
+    s = load_settings()
+    assert (s.default_language, s.log_format) == ("en", "json")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("DEFAULT_TIMEZONE", "Mars/Olympus", "DEFAULT_TIMEZONE: unknown IANA time zone 'Mars/Olympus'"),
+        ("ADMIN_IDS", "alice", "ADMIN_IDS: expected Telegram user ids"),
+        ("DATABASE_URL", "mysql://x", "DATABASE_URL: expected sqlite:///"),
+        ("LOG_FORMAT", "xml", "LOG_FORMAT: "),
+        ("TELEGRAM_API_URL", "api.telegram.org", "TELEGRAM_API_URL: must start with http"),
+    ],
+)
+def test_bad_values_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(key, value)
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    assert str(info.value).startswith(expected)
+
+
+def test_token_required_and_checked() -> None:
+    with pytest.raises(SettingsError, match=r"^BOT_TOKEN: not set"):
+        load_settings().require_token()
+    with pytest.raises(SettingsError, match=r"^BOT_TOKEN: malformed"):
+        load_settings(bot_token="hello").require_token()
+
+
+def _run_cli(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    return subprocess.run([sys.executable, "-m", "bot", "run"], env={**full, **env}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def test_cli_exits_2_with_one_line(tmp_path: Path) -> None:
+    result = _run_cli({}, tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "interview-bot: BOT_TOKEN: not set. Get a token from @BotFather and run: BOT_TOKEN=... interview-bot run"
+    ]
+    secret = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    result = _run_cli({"BOT_TOKEN": secret, "DEFAULT_TIMEZONE": "Nowhere"}, tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "DEFAULT_TIMEZONE" in result.stderr and secret not in result.stderr
+
+
+def test_bot_refuses_to_start_on_invalid_bank(tmp_path: Path) -> None:
+    (tmp_path / "bank").mkdir()
+    (tmp_path / "bank" / "x.yaml").write_text("questions:\n  - id: q1\n")
+    result = _run_cli({"BOT_TOKEN": "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ", "BANK_PATH": str(tmp_path / "bank"),
+                       "DATABASE_URL": f"sqlite:///{tmp_path}/x.db"}, tmp_path)  # fmt: skip
+    assert result.returncode == 1
+    assert "x.yaml:2: question 'q1': missing 'topic'" in result.stderr
+    assert "refusing to start" in result.stderr
