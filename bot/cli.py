@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = sub.add_parser("migrate", help="apply database migrations and exit")
     migrate.set_defaults(func=cmd_migrate)
+
+    from bot.interop.cli import add_commands
+
+    add_commands(sub)
     return parser
 
 

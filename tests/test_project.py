@@ -31,3 +31,12 @@ def test_env_example_lists_every_documented_variable() -> None:
     for name in ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
                  "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT"):  # fmt: skip
         assert name in example
+
+
+def test_every_package_is_listed_for_installation() -> None:
+    """A subpackage missing from pyproject's list works in a checkout but not when installed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "bot").rglob("__init__.py")}
+    assert found <= listed, f"add to pyproject [tool.setuptools] packages: {sorted(found - listed)}"

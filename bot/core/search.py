@@ -1,7 +1,7 @@
 """Question search (BM25 over stemmed, transliterated keys) and fuzzy glossary lookup.
 
 Indexed per question: its text (weight 3), the names of its glossary terms and its topic
-title (1.5), and its key points (1). Query words match keys exactly or by a prefix of at least
+title (1), and its key points (0.7). Query words match keys exactly or by a prefix of at least
 :data:`bot.core.text.PREFIX_MIN` letters, so "чекпоинтов" finds "checkpointing".
 """
 
@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, process, utils
 from bot.bank.model import Bank, Term
 from bot.core.text import PREFIX_MIN, keys, normalize
 
-_FIELDS = (("text", 3.0), ("terms", 1.5), ("points", 1.0))
+_FIELDS = (("text", 3.0), ("terms", 1.0), ("points", 0.7))
 _K1, _B = 1.2, 0.75
 
 

@@ -287,6 +287,10 @@ def keys(text: str, *, drop_stopwords: bool = True) -> list[str]:
     return [word_key(w) for w in words(text) if not (drop_stopwords and w in _STOP)]
 
 
+def is_stopword(word: str) -> bool:
+    return word in _STOP
+
+
 def key_matches(a: str, b: str) -> bool:
     if a == b:
         return True
@@ -295,12 +299,19 @@ def key_matches(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def phrase_in(phrase_keys: list[str], text_keys: list[str]) -> bool:
-    """Whether the phrase's keys occur consecutively in the text's keys."""
+def phrase_in(phrase_keys: list[str], text_keys: list[str], slack: int = 2) -> bool:
+    """Whether all the phrase's keys occur close together in the text (in any order, within a
+    window of ``len(phrase) + slack`` words), so "память активаций" meets "активации … память"."""
     n = len(phrase_keys)
     if n == 0:
         return False
-    for i in range(len(text_keys) - n + 1):
-        if all(key_matches(phrase_keys[j], text_keys[i + j]) for j in range(n)):
+    if n == 1:
+        return any(key_matches(phrase_keys[0], k) for k in text_keys)
+    width = n + slack
+    for i, key in enumerate(text_keys):
+        if not key_matches(phrase_keys[0], key) and not any(key_matches(p, key) for p in phrase_keys[1:]):
+            continue
+        window = text_keys[max(0, i - width + 1) : i + width]
+        if all(any(key_matches(p, k) for k in window) for p in phrase_keys):
             return True
     return False

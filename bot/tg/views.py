@@ -53,16 +53,21 @@ def main_menu(lang: str) -> ReplyKeyboardMarkup:
     )
 
 
+def _kind_label(q: Question, lang: str) -> str:
+    """'Вопрос 463', 'Задача t13', or just 'Вопрос' for unnumbered questions."""
+    kind = t(lang, f"kind.{q.kind}")
+    return f"{kind} {escape(q.label)}" if q.number is not None else kind
+
+
 def _header(q: Question, bank: Bank, lang: str) -> str:
     topic = bank.topic(q.topic)
     return t(
         lang,
         "question_header",
-        kind=t(lang, f"kind.{q.kind}"),
-        label=escape(question_label(q)),
+        kind_label=_kind_label(q, lang),
         topic=escape(topic.title(lang) if topic else q.topic),
         stars="★" * q.difficulty + "☆" * (3 - q.difficulty),
-    ).replace("  ·", " ·")
+    )
 
 
 def question_keyboard(q: Question, lang: str) -> InlineKeyboardMarkup:
@@ -82,7 +87,7 @@ def question_view(q: Question, bank: Bank, lang: str, *, group: bool, note: str 
 
 def answer_views(q: Question, bank: Bank, lang: str) -> list[View]:
     """The reference answer, key points and glossary buttons; split only if it cannot fit."""
-    head = t(lang, "answer_header", kind=t(lang, f"kind.{q.kind}"), label=escape(q.label))
+    head = t(lang, "answer_header", kind_label=_kind_label(q, lang))
     blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.answer)]
     points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
