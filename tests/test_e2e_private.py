@@ -53,3 +53,201 @@ def test_question_answer_reveal_loop(fake: FakeTelegram, bot: BotProcess, uid: i
     assert "Эталонный ответ" in got[1].text and "Ключевые пункты" in got[1].text
     terms = [label for label, data in got[1].buttons() if data.startswith("t:")]
     assert any("Чекпоинт" in label or "Checkpoint" in label for label in terms)
+
+
+def test_english_user_gets_english_interface(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid, "John", language_code="en-GB")
+    user.send("/start")
+    (msg,) = user.expect()
+    assert msg.text.startswith("Hi, John!")
+    user.send("/q t13")
+    (q,) = user.expect()
+    assert "Task t13" in q.text and "Сравнить S3 vs EBS для checkpoint'ов 70B" in q.text
+    assert [label for label, _ in q.buttons()] == ["Show answer", "Glossary", "Next"]
+    user.send("/lang ru")
+    (msg,) = user.expect()
+    assert "русский" in msg.text
+    user.send("/help")
+    (msg,) = user.expect()
+    assert "Команды" in msg.text
+
+
+def test_q_by_topic_words_and_no_repeats(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    seen = []
+    for _ in range(14):  # the LoRA topic has 14 questions: all different before any repeats
+        user.send("/q lora")
+        (q,) = user.expect()
+        assert "· LoRA ·" in q.text
+        seen.append(q.text.split("\n\n")[1])
+    assert len(set(seen)) == 14
+    user.send("/q lora")
+    (q,) = user.expect()
+    assert "новый круг" in q.text
+    user.send("/q kv cache")
+    (q,) = user.expect()
+    assert "KV cache" in q.text
+    user.send("/q 99999")
+    (msg,) = user.expect()
+    assert "Вопроса «99999» нет в банке" in msg.text
+
+
+def test_topic_filter_applies_to_q_until_cleared(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/topics")
+    (menu,) = user.expect()
+    user.press(menu, menu.button("Агенты"))
+    set_msg, question = user.expect(2)
+    assert "Фильтр установлен: Агенты" in set_msg.text
+    assert "· Агенты ·" in question.text
+    for _ in range(3):
+        user.send("/q")
+        (q,) = user.expect()
+        assert "· Агенты ·" in q.text
+    user.press(question, question.button("Следующий"))
+    (q,) = user.expect()
+    assert "· Агенты ·" in q.text
+    user.send("/topics")
+    (menu,) = user.expect()
+    assert "Сейчас фильтр: Агенты" in menu.text
+    user.press(menu, menu.button("Все темы"))
+    (msg,) = user.expect()
+    assert "Фильтр сброшен" in msg.text
+
+
+def test_answer_by_reply_second_answer_and_edit_keep_all(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    user = fake.user(uid)
+    user.send("/q 472")
+    (q472,) = user.expect()
+    user.send("/q 469")
+    user.expect()
+    # a reply to the earlier question answers that one, not the pending one
+    first = user.send(
+        "Градиенты суммируются по микробатчам, шаг оптимизатора раз в N", reply_to=q472.message_id
+    )
+    (ok,) = user.expect()
+    assert "Ответ сохранён" in ok.text
+    user.send("Ещё: loss делим на число шагов накопления", reply_to=q472.message_id)
+    (ok,) = user.expect()
+    assert "Ещё один ответ сохранён" in ok.text
+    user.edit(first, "Градиенты накапливаются по микробатчам; шаг оптимизатора раз в N микробатчей")
+    (ok,) = user.expect()
+    assert "Исправленный ответ сохранён" in ok.text
+    stored = rows(bot, "select question_id, edited from answers where user_id = ? order by id", uid)
+    assert stored == [("q472", 0), ("q472", 0), ("q472", 1)]
+    user.send("/answer 472")
+    mine, *_ = user.expect(2)
+    assert "шаг оптимизатора раз в N микробатчей" in mine.text  # the newest is shown
+
+
+def test_plain_text_without_a_question_and_stickers(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("привет")
+    (msg,) = user.expect()
+    assert "сначала получите вопрос" in msg.text
+    user.send_sticker()
+    (msg,) = user.expect()
+    assert "только текстом" in msg.text
+    assert rows(bot, "select count(*) from answers where user_id = ?", uid) == [(0,)]
+
+
+def test_long_answer_is_kept_whole(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    user.expect()
+    text = ("Активации пересчитываются в backward вместо хранения. " * 80)[:4096]
+    user.send(text)
+    (ok,) = user.expect()
+    assert "4096" in ok.text
+    assert rows(bot, "select length(text) from answers where user_id = ?", uid) == [(4096,)]
+
+
+def test_glossary_browse_lookup_and_two_taps(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/glossary")
+    (page,) = user.expect()
+    assert "Глоссарий" in page.text and "стр. 1/" in page.text
+    user.press(page, page.button("Вперёд"))
+    (page2,) = user.expect()
+    assert "стр. 2/" in page2.text
+    user.send("/glossary чекпоинтинг")
+    (card,) = user.expect()
+    assert "Checkpoints" in card.text and "Где встречается (38)" in card.text
+    user.press(card, card.button("426."))  # a term → its question: one tap
+    (q,) = user.expect()
+    assert "Что такое 3D parallelism" in q.text
+    user.press(q, q.button("Глоссарий"))  # a question → its terms → a term: two taps
+    (terms,) = user.expect()
+    data = next(d for _, d in terms.buttons() if d.startswith("t:"))
+    user.press(terms, data)
+    (card2,) = user.expect()
+    assert "📖" in card2.text
+    user.send("/glossary атеншн")
+    (msg,) = user.expect()
+    assert "Attention" in msg.text or "Возможно, вы имели в виду" in msg.text
+    user.send("/glossary zzzzqqq")
+    (msg,) = user.expect()
+    assert "не найден" in msg.text
+
+
+def test_search_is_morphology_aware_and_paged(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    results = {}
+    for query in ("чекпоинт", "чекпоинтов", "checkpointing"):
+        user.send(f"/search {query}")
+        (msg,) = user.expect()
+        results[query] = msg.text.split("\n")[1:4]
+        assert "Как работает gradient checkpointing в DeepSpeed" in msg.text
+    assert results["чекпоинт"] == results["чекпоинтов"]
+    user.send("/search чекпоинтов")
+    (msg,) = user.expect()
+    user.press(msg, msg.button("Вперёд"))
+    (page2,) = user.expect()
+    assert "стр. 2/" in page2.text
+    user.send("/search " + "x" * 300)
+    (msg,) = user.expect()
+    assert "Слишком длинный запрос" in msg.text
+    user.send("/search")
+    (msg,) = user.expect()
+    assert "/search" in msg.text
+
+
+def test_deep_links(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/start q_463")
+    (q,) = user.expect()
+    assert "Вопрос 463" in q.text
+    user.send("/start q_t56")
+    (q,) = user.expect()
+    assert "Задача t56" in q.text
+    user.send("/start g_lora")
+    (card,) = user.expect()
+    assert "LoRA" in card.text and "Где встречается" in card.text
+    user.send("/start q_nope")
+    (msg,) = user.expect()
+    assert "Ссылка устарела" in msg.text and "Привет" in msg.text
+
+
+def test_stale_and_forged_buttons(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    (q,) = user.expect()
+    for data in ("zz:1", "t:lora:notanumber", "a:../../etc", "q:" + "x" * 70):
+        before = len(fake.callback_answers)
+        user.press(q, data)
+        fake.wait_for(lambda: len(fake.callback_answers) > before, 5.0, "the callback to be answered")  # noqa: B023
+        assert "устарела" in fake.callback_answers[before].get("text", "")
+        assert fake.callback_answers[before].get("show_alert") is True
+    user.press(q, "a:no-such-question")  # well-formed, but the bank has no such question
+    (gone,) = user.expect()
+    assert "больше нет в банке" in gone.text
+    assert rows(bot, "select count(*) from reveals where chat_id = ?", uid) == [(0,)]
+
+
+def test_unknown_command(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/frobnicate now")
+    (msg,) = user.expect()
+    assert msg.text == "Не знаю команду /frobnicate. Список команд — /help."

@@ -1,0 +1,73 @@
+"""A group study chat, end to end: commands with @botname, answers by reply, per-member storage."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tests.conftest import BotProcess
+from tests.fakebot import BOT_USERNAME, FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+
+def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def test_group_answers_by_reply_are_stored_per_member(fake: FakeTelegram, bot: BotProcess) -> None:
+    chat = fake.group(-5001, admins={501})
+    anna = fake.user(501, "Anna").in_chat(chat)
+    boris = fake.user(502, "Boris").in_chat(chat)
+    anna.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = anna.expect()
+    assert "Отвечайте реплаем" in q.text
+    boris.send("Пересчитываем активации вместо хранения", reply_to=q.message_id)
+    (ok,) = boris.expect()
+    assert "Ответ сохранён" in ok.text
+    anna.send("Это gradient checkpointing: память в обмен на вычисления", reply_to=q.message_id)
+    anna.expect()
+    stored = rows(bot, "select user_id, question_id from answers where chat_id = ? order by id", -5001)
+    assert stored == [(502, "q463"), (501, "q463")]
+    # ordinary chatter (not a reply) is not an answer and gets no reply
+    boris.send("кто идёт обедать?")
+    assert boris.quiet() == []
+    # «Показать ответ» works for anyone and shows nobody's personal answer
+    boris.press(q, q.button("Показать ответ"))
+    (ref,) = boris.expect()
+    assert "Эталонный ответ" in ref.text and "Ваш ответ" not in ref.text
+
+
+def test_group_language_and_filter_are_the_groups_own(fake: FakeTelegram, bot: BotProcess) -> None:
+    chat = fake.group(-5002, admins={601})
+    admin = fake.user(601, "Admin", language_code="en").in_chat(chat)
+    member = fake.user(602, "Member", language_code="en").in_chat(chat)
+    member.send(f"/lang@{BOT_USERNAME} en")
+    (refused,) = member.expect()
+    assert "администраторы" in refused.text
+    admin.send(f"/lang@{BOT_USERNAME} en")
+    admin.expect()
+    member.send("/topics")
+    (menu,) = member.expect()
+    assert menu.text.startswith("Topics")
+    member.press(menu, menu.button("LoRA"))
+    _, q = member.expect(2)
+    assert "· LoRA ·" in q.text
+    # the member's private chat is unaffected by the group's filter
+    private = fake.user(602, "Member", language_code="en")
+    private.send("/topics")
+    (mine,) = private.expect()
+    assert "No filter" in mine.text
+
+
+def test_commands_for_other_bots_are_ignored(fake: FakeTelegram, bot: BotProcess) -> None:
+    chat = fake.group(-5003)
+    user = fake.user(701).in_chat(chat)
+    user.send("/q@some_other_bot")
+    user.send("/weather")
+    assert user.quiet(1.0) == []
+    user.send(f"/weather@{BOT_USERNAME}")
+    (msg,) = user.expect()
+    assert "Не знаю команду /weather" in msg.text
