@@ -132,3 +132,24 @@ def migrate_sync(url: str) -> None:
             await db.close()
 
     asyncio.run(_run())
+
+
+_LOCKS: list[object] = []
+
+
+def acquire_sender_lock(url: str) -> bool:
+    """On SQLite only one process may send pushes: hold an exclusive lock on ``<db>.sender.lock``
+    for the life of the process. Returns False when another process holds it."""
+    import fcntl
+
+    path = url.split("///", 1)[-1]
+    if not path or path == ":memory:":
+        return True
+    handle = open(f"{path}.sender.lock", "a+")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return False
+    _LOCKS.append(handle)
+    return True

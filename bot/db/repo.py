@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import Answer, Ask, Chat, ChatSeen, Reveal, User, utcnow
+from bot.db.models import Answer, Ask, Chat, ChatSeen, Delivery, Reveal, User, utcnow
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,3 +214,18 @@ async def set_chat_fields(session: AsyncSession, chat_id: int, **values: object)
 
 async def set_user_fields(session: AsyncSession, user_id: int, **values: object) -> None:
     await session.execute(update(User).where(User.id == user_id).values(**values))
+
+
+async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
+    """A group became a supergroup: move the chat, its settings and its history to the new id."""
+    old = await session.get(Chat, old_id)
+    if old is None:
+        return
+    if await session.get(Chat, new_id) is None:
+        columns = {c.key: getattr(old, c.key) for c in Chat.__table__.columns if c.key != "id"}
+        columns["type"] = "supergroup"
+        session.add(Chat(id=new_id, **columns))
+        await session.flush()
+    for model in (Ask, ChatSeen, Delivery, Answer, Reveal):
+        await session.execute(update(model).where(model.chat_id == old_id).values(chat_id=new_id))
+    await session.delete(old)

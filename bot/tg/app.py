@@ -30,13 +30,15 @@ from telegram.ext import (
 from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings
-from bot.db.engine import Database
+from bot.db import repo
+from bot.db.engine import Database, acquire_sender_lock
 from bot.i18n import t
 from bot.logs import setup_logging
+from bot.push.sender import PushService
 from bot.tg import callbacks
 from bot.tg.common import load_update_state, reply_text
 from bot.tg.context import Ctx, Services
-from bot.tg.handlers import browse, questions, start
+from bot.tg.handlers import browse, daily, questions, start
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,7 @@ CALLBACKS: dict[str, CallbackFn] = {
     "gt": browse.cb_glossary_topic,
     "s": browse.cb_search,
     "lang": start.cb_lang,
+    "d": daily.cb_daily,
 }
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
@@ -66,6 +69,7 @@ COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, No
     ("topics", browse.cmd_topics),
     ("glossary", browse.cmd_glossary),
     ("search", browse.cmd_search),
+    ("daily", daily.cmd_daily),
 ]
 
 
@@ -150,6 +154,8 @@ async def on_error(update: object, context: Ctx) -> None:
 
 def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(TypeHandler(Update, load_update_state), group=-1)
+    # A group became a supergroup: move its settings and history to the new id.
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, on_migrate), group=-2)
     for name, fn in COMMAND_HANDLERS:
         app.add_handler(CommandHandler(name, fn))
     app.add_handler(CallbackQueryHandler(on_callback))
@@ -181,13 +187,61 @@ def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_error_handler(on_error)
 
 
+async def on_migrate(update: Update, context: Ctx) -> None:
+    message = update.effective_message
+    if message is None or message.migrate_to_chat_id is None:
+        return
+    async with context.services.db.write() as session:
+        await repo.migrate_chat(session, message.chat_id, message.migrate_to_chat_id)
+    log.info("chat %s migrated to %s", message.chat_id, message.migrate_to_chat_id)
+
+
+async def _push_tick(context: Ctx) -> None:
+    push = context.services.push
+    if push is not None:
+        await push.tick()
+
+
+def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Services) -> None:
+    """One recurring tick per process; the schedule itself lives in the database."""
+    settings = services.settings
+    if services.db.is_sqlite and not acquire_sender_lock(services.db.url):
+        log.warning(
+            "another instance already sends daily pushes for this SQLite database; "
+            "this instance will not send pushes (use PostgreSQL to run several senders)"
+        )
+        return
+    services.push = PushService(app.bot, services.db, services.catalog_holder, settings, clock=services.clock)
+    services.push.start()
+    assert app.job_queue is not None
+    app.job_queue.run_repeating(
+        _push_tick,
+        interval=settings.tick_seconds,
+        first=0.5,
+        name="push-tick",
+        job_kwargs={
+            "max_instances": 1,
+            "coalesce": True,
+            "misfire_grace_time": max(1, int(settings.tick_seconds)),
+        },
+    )
+
+
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     services: Services = app.bot_data["services"]
     await services.db.migrate()
+    _start_pushes(app, services)
     for lang in ("ru", "en"):
         await app.bot.set_my_commands(start.bot_commands(lang), language_code=lang)
     await app.bot.set_my_commands(start.bot_commands(services.settings.default_language))
     log.info("bot @%s started; bank: %s", app.bot.username, services.catalog.bank.summary())
+
+
+async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Stop taking work, finish sends in flight and give back unsent claims."""
+    services: Services = app.bot_data["services"]
+    if services.push is not None:
+        await services.push.stop()
 
 
 async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -210,6 +264,7 @@ def build_application(
         )
         .concurrent_updates(PerChatUpdateProcessor())
         .post_init(_post_init)
+        .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
         .build()
     )

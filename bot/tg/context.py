@@ -17,6 +17,7 @@ from bot.db.engine import Database
 
 if TYPE_CHECKING:
     from bot.db.models import Chat, User
+    from bot.push.sender import PushService
 
 
 def _utcnow() -> datetime:
@@ -32,7 +33,7 @@ class Services:
     clock: Callable[[], datetime] = _utcnow
     # chat/user ids upserted recently: id -> monotonic time (saves a write per update)
     touched: dict[tuple[int, int], float] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
+    push: PushService | None = None
 
     @property
     def catalog(self) -> Catalog:

@@ -85,10 +85,12 @@ def question_view(q: Question, bank: Bank, lang: str, *, group: bool, note: str 
     return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang))
 
 
-def answer_views(q: Question, bank: Bank, lang: str) -> list[View]:
+def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[View]:
     """The reference answer, key points and glossary buttons; split only if it cannot fit."""
     head = t(lang, "answer_header", kind_label=_kind_label(q, lang))
     blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.answer)]
+    if lead:
+        blocks.insert(0, lead)
     points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
     terms = [bank.term(tid) for tid in q.terms]

@@ -1,0 +1,256 @@
+"""Planning daily pushes: which chats are due, claimed exactly once per chat and local date.
+
+The schedule lives in the database: each subscribed chat stores its next push instant
+(``chats.next_push_at``, indexed). A tick runs one query for the chats whose instant has passed,
+then in the same transaction inserts a ``deliveries`` row per chat — unique on (chat, local date),
+so a chat's push for a day can be claimed only once, whatever the number of instances — and moves
+the chat's next instant to its next local day. Claims carry a lease; a claim whose lease expires
+before it is marked sent (the process died) is taken again by the next tick. Pushes that are more
+than the grace window late are skipped, never sent on a later day.
+
+No ``telegram`` imports here; the sender (bot.push.sender) does the sending.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core.schedule import get_tz, next_push, occurrence
+from bot.db.engine import Database
+from bot.db.models import Chat, Delivery
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    delivery_id: int
+    chat_id: int
+    chat_type: str
+    local_date: date
+    due_at: datetime
+    topic_filter: str | None
+    push_kind: str
+    language: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RevealDue:
+    delivery_id: int
+    chat_id: int
+    question_id: str
+    message_id: int
+    language: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    claims: list[Claim]
+    skipped: int
+    reclaimed: int
+
+
+def schedule_fields(
+    chat_zone: str, minute: int, weekdays_only: bool, now: datetime, min_date: date | None = None
+) -> dict[str, Any]:
+    """The next_push_at/next_push_date for a chat's settings, as of ``now``."""
+    instant, day = next_push(now, minute, get_tz(chat_zone), weekdays_only=weekdays_only, min_date=min_date)
+    return {"next_push_at": instant, "next_push_date": day}
+
+
+class PushPlanner:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        instance_id: str,
+        default_zone: str,
+        grace: timedelta,
+        lease: timedelta,
+    ) -> None:
+        self.db = db
+        self.instance_id = instance_id
+        self.default_zone = default_zone
+        self.grace = grace
+        self.lease = lease
+
+    def _insert(self, session: AsyncSession) -> Any:
+        return pg_insert if self.db.engine.dialect.name == "postgresql" else sqlite_insert
+
+    async def plan(self, now: datetime, limit: int) -> PlanResult:
+        """Claim up to ``limit`` due pushes (new ones and expired leases) in one transaction."""
+        claims: list[Claim] = []
+        skipped = reclaimed = 0
+        async with self.db.write() as session:
+            due = select(Chat).where(Chat.push_enabled.is_(True), Chat.next_push_at <= now)
+            due = due.order_by(Chat.next_push_at).limit(limit)
+            if not self.db.is_sqlite:
+                due = due.with_for_update(skip_locked=True)
+            chats = list((await session.execute(due)).scalars())
+
+            fresh: list[dict[str, Any]] = []
+            moves: list[dict[str, Any]] = []
+            by_id: dict[int, Chat] = {}
+            for chat in chats:
+                assert chat.next_push_at is not None and chat.next_push_date is not None
+                zone = chat.timezone or self.default_zone
+                late = now - chat.next_push_at > self.grace
+                status = "skipped" if late else "claimed"
+                skipped += late
+                fresh.append(
+                    {
+                        "chat_id": chat.id,
+                        "local_date": chat.next_push_date,
+                        "due_at": chat.next_push_at,
+                        "status": status,
+                        "claimed_by": self.instance_id,
+                        "lease_until": now + self.lease,
+                        "attempts": 0 if late else 1,
+                    }
+                )
+                by_id[chat.id] = chat
+                moves.append(
+                    {
+                        "id": chat.id,
+                        **schedule_fields(
+                            zone,
+                            chat.push_minute or 0,
+                            chat.push_weekdays_only,
+                            now - self.grace,
+                            chat.next_push_date + timedelta(days=1),
+                        ),
+                    }
+                )
+            if fresh:
+                ins = self._insert(session)(Delivery).values(fresh)
+                ins = ins.on_conflict_do_nothing(index_elements=["chat_id", "local_date"])
+                rows = await session.execute(
+                    ins.returning(
+                        Delivery.id, Delivery.chat_id, Delivery.local_date, Delivery.status, Delivery.due_at
+                    )
+                )
+                for delivery_id, chat_id, day, status, due_at in rows.all():
+                    if status != "claimed":
+                        continue
+                    chat = by_id[chat_id]
+                    claims.append(
+                        Claim(
+                            delivery_id,
+                            chat_id,
+                            chat.type,
+                            day,
+                            due_at,
+                            chat.topic_filter,
+                            chat.push_kind,
+                            chat.language,
+                        )
+                    )
+                await session.execute(update(Chat), moves)
+
+            room = limit - len(claims)
+            if room > 0:
+                expired = (
+                    select(Delivery, Chat)
+                    .join(Chat, Chat.id == Delivery.chat_id)
+                    .where(Delivery.status == "claimed", Delivery.lease_until < now)
+                    .order_by(Delivery.due_at)
+                    .limit(room)
+                )
+                if not self.db.is_sqlite:
+                    expired = expired.with_for_update(skip_locked=True, of=Delivery)
+                for delivery, chat in (await session.execute(expired)).tuples():
+                    if now - delivery.due_at > self.grace or not chat.push_enabled:
+                        delivery.status = "skipped"
+                        skipped += 1
+                        continue
+                    delivery.claimed_by = self.instance_id
+                    delivery.lease_until = now + self.lease
+                    delivery.attempts += 1
+                    reclaimed += 1
+                    claims.append(
+                        Claim(
+                            delivery.id,
+                            chat.id,
+                            chat.type,
+                            delivery.local_date,
+                            delivery.due_at,
+                            chat.topic_filter,
+                            chat.push_kind,
+                            chat.language,
+                        )
+                    )
+        if claims or skipped:
+            log.info(
+                "push tick: %d claimed (%d re-claimed), %d skipped as too late",
+                len(claims),
+                reclaimed,
+                skipped,
+            )
+        return PlanResult(claims, skipped, reclaimed)
+
+    async def mark_sent(self, delivery_id: int, message_id: int, question_id: str, now: datetime) -> None:
+        async with self.db.write() as session:
+            await session.execute(
+                update(Delivery)
+                .where(Delivery.id == delivery_id)
+                .values(status="sent", message_id=message_id, question_id=question_id, sent_at=now)
+            )
+
+    async def mark(self, delivery_id: int, status: str, error: str | None = None) -> None:
+        async with self.db.write() as session:
+            await session.execute(
+                update(Delivery).where(Delivery.id == delivery_id).values(status=status, error=error)
+            )
+
+    async def release(self, delivery_ids: list[int], now: datetime) -> None:
+        """Give claims back (shutdown, transient error): the next tick takes them at once."""
+        if not delivery_ids:
+            return
+        async with self.db.write() as session:
+            await session.execute(
+                update(Delivery)
+                .where(Delivery.id.in_(delivery_ids), Delivery.status == "claimed")
+                .values(lease_until=now - timedelta(seconds=1))
+            )
+
+    async def due_reveals(self, now: datetime, limit: int = 200) -> list[RevealDue]:
+        """Groups' evening reveals whose local time has passed, each claimed once."""
+        out: list[RevealDue] = []
+        async with self.db.write() as session:
+            rows = await session.execute(
+                select(Delivery, Chat)
+                .join(Chat, Chat.id == Delivery.chat_id)
+                .where(
+                    and_(
+                        Chat.reveal_minute.is_not(None),
+                        Delivery.status == "sent",
+                        Delivery.revealed_at.is_(None),
+                        Delivery.local_date >= (now - timedelta(days=2)).date(),
+                    )
+                )
+                .limit(limit)
+            )
+            for delivery, chat in rows.tuples():
+                assert chat.reveal_minute is not None
+                tz = get_tz(chat.timezone or self.default_zone)
+                at = occurrence(delivery.local_date, chat.reveal_minute, tz)
+                if at > now or delivery.message_id is None or delivery.question_id is None:
+                    continue
+                if delivery.sent_at is not None and at < delivery.sent_at:
+                    delivery.revealed_at = now  # reveal time was before the push: nothing to do
+                    continue
+                delivery.revealed_at = now
+                if now - at > self.grace:
+                    continue
+                out.append(
+                    RevealDue(delivery.id, chat.id, delivery.question_id, delivery.message_id, chat.language)
+                )
+        return out
