@@ -17,10 +17,21 @@ _RU_FAMILY: Final = frozenset({"ru", "uk", "be", "kk"})
 
 @cache
 def _catalog(lang: str) -> dict[str, Any]:
-    text = resources.files("bot").joinpath("locales", f"{lang}.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
-    assert isinstance(data, dict)
-    return data
+    """``locales/<lang>.yaml`` merged with ``locales/<lang>.<feature>.yaml`` files (one per feature)."""
+    folder = resources.files("bot").joinpath("locales")
+    names = sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name.startswith(f"{lang}.") and entry.name.endswith(".yaml")
+    )
+    merged: dict[str, Any] = {}
+    for name in names:
+        data = yaml.safe_load(folder.joinpath(name).read_text("utf-8"))
+        assert isinstance(data, dict), name
+        duplicated = merged.keys() & data.keys()
+        assert not duplicated, f"{name}: keys defined twice: {sorted(duplicated)}"
+        merged.update(data)
+    return merged
 
 
 def t(lang: str, key: str, /, **values: object) -> str:

@@ -133,6 +133,7 @@ class Answer(Base):
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     coverage: Mapped[float | None] = mapped_column(Float)
     covered: Mapped[str | None] = mapped_column(String(32))  # e.g. "1,3" — key point indexes
+    self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (
@@ -188,3 +189,86 @@ class Delivery(Base):
         UniqueConstraint("chat_id", "local_date", name="uq_deliveries_chat_date"),
         Index("ix_deliveries_status_lease", "status", "lease_until"),
     )
+
+
+class Card(Base):
+    """A user's spaced-repetition state for one question (FSRS, stored as the library's dict)."""
+
+    __tablename__ = "cards"
+
+    user_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    state: Mapped[str] = mapped_column(Text)  # fsrs.Card.to_dict() as JSON
+    due: Mapped[datetime] = mapped_column(UTCDateTime)
+    reps: Mapped[int] = mapped_column(Integer, default=0)
+    last_rating: Mapped[int | None] = mapped_column(Integer)
+    last_review: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # the state before the latest review, so a self-assessment can replace the automatic rating
+    prev_state: Mapped[str | None] = mapped_column(Text)
+    auto_rated: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    __table_args__ = (Index("ix_cards_user_due", "user_id", "due"),)
+
+
+class Interview(Base):
+    __tablename__ = "interviews"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | finished | abandoned
+    topics: Mapped[str] = mapped_column(String(256), default="")
+    size: Mapped[int] = mapped_column(Integer)
+    time_limit: Mapped[int | None] = mapped_column(Integer)  # seconds per question
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_interviews_open", "user_id", "chat_id", "status"),)
+
+
+class InterviewItem(Base):
+    __tablename__ = "interview_items"
+
+    interview_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("interviews.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[str] = mapped_column(String(64))
+    ask_id: Mapped[int | None] = mapped_column(BigInteger)
+    asked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    coverage: Mapped[float | None] = mapped_column(Float)
+    self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
+    skipped: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Poll(Base):
+    """A quiz poll the bot sent (poll answers only arrive for the bot's own non-anonymous polls)."""
+
+    __tablename__ = "polls"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # Telegram's poll id
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    term_id: Mapped[str] = mapped_column(String(64))
+    correct_option: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(16), default="quiz")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PollAnswer(Base):
+    __tablename__ = "poll_answers"
+
+    poll_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("polls.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    option: Mapped[int] = mapped_column(Integer)
+    correct: Mapped[bool] = mapped_column(Boolean)
+    answered_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (Index("ix_poll_answers_chat", "chat_id", "answered_at"),)
