@@ -55,3 +55,18 @@ def language_from_telegram(code: str | None, default: str) -> str:
         return default
     base = code.split("-")[0].lower()
     return "ru" if base in _RU_FAMILY else "en"
+
+
+def plural_ru(n: int, one: str, few: str, many: str) -> str:
+    if n % 10 == 1 and n % 100 != 11:
+        return one
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return few
+    return many
+
+
+def count_questions(n: int, lang: str) -> str:
+    """'5 вопросов', '1 question'."""
+    if lang == "en":
+        return f"{n} question{'s' if n != 1 else ''}"
+    return f"{n} {plural_ru(n, 'вопрос', 'вопроса', 'вопросов')}"

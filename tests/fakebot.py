@@ -613,6 +613,12 @@ class FakeTelegram:
         if len(params.get("text") or "") > 200:
             raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
         with self._lock:
+            if any(
+                a.get("callback_query_id") == params.get("callback_query_id") for a in self.callback_answers
+            ):
+                raise ApiError(
+                    400, "Bad Request: query is too old and response timeout expired or query ID is invalid"
+                )
             self.callback_answers.append(params)
         return True
 

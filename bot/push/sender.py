@@ -32,7 +32,7 @@ from telegram.ext import ExtBot
 from bot.catalog import CatalogHolder
 from bot.config import Settings
 from bot.core.picking import candidates_for, pick
-from bot.db import repo
+from bot.db import practice_repo, repo
 from bot.db.engine import Database
 from bot.i18n import t
 from bot.push.pacer import Pacer
@@ -68,7 +68,6 @@ class PushService:
         settings: Settings,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        choose_question: Callable[[Claim], Any] | None = None,
     ) -> None:
         self.bot = bot
         self.db = db
@@ -90,7 +89,6 @@ class PushService:
         self._consumer: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
         self._stopping = False
-        self.choose_question = choose_question
         # Keep a lease's worth of work queued at most, so claims never expire while waiting.
         self.batch = max(1, int(settings.send_rate * settings.push_lease_seconds * 0.5))
 
@@ -160,23 +158,27 @@ class PushService:
         finally:
             limit.release()
 
-    def _pick_question(self, claim: Claim, seen: dict[str, int]) -> str | None:
+    async def _pick_question(self, claim: Claim) -> str | None:
+        """Due spaced-repetition questions first (private chats: the chat is the user), then a
+        least-seen question from the chat's topic filter."""
         bank = self.catalog.current.bank
         topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
-        if self.choose_question is not None:
-            chosen = self.choose_question(claim)
-            if isinstance(chosen, str) and bank.question(chosen):
-                return chosen
-        return pick(candidates_for(bank, topic), seen, _RNG)
+        candidates = candidates_for(bank, topic)
+        async with self.db.read() as session:
+            if claim.chat_type == "private":
+                within = None if topic is None else candidates
+                for card in await practice_repo.due_cards(session, claim.chat_id, self.clock(), 20, within):
+                    if bank.question(card.question_id) is not None:
+                        return card.question_id
+            seen = await repo.seen_counts(session, claim.chat_id)
+        return pick(candidates, seen, _RNG)
 
     async def _deliver(self, claim: Claim, chat_id: int | None = None) -> None:
         from bot.tg.views import question_view
 
         target = chat_id or claim.chat_id
         bank = self.catalog.current.bank
-        async with self.db.read() as session:
-            seen = await repo.seen_counts(session, claim.chat_id)
-        qid = self._pick_question(claim, seen)
+        qid = await self._pick_question(claim)
         if qid is None:
             await self.planner.mark(claim.delivery_id, "failed", "no questions")
             self.in_flight.discard(claim.delivery_id)

@@ -36,9 +36,9 @@ from bot.i18n import t
 from bot.logs import setup_logging
 from bot.push.sender import PushService
 from bot.tg import callbacks
-from bot.tg.common import load_update_state, reply_text
+from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
-from bot.tg.handlers import browse, daily, questions, start
+from bot.tg.handlers import browse, daily, interview, practice, questions, start
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,9 @@ CALLBACKS: dict[str, CallbackFn] = {
     "s": browse.cb_search,
     "lang": start.cb_lang,
     "d": daily.cb_daily,
+    "sa": practice.cb_self_assessment,
+    "rv": practice.cb_review_next,
+    "iv": interview.cb_interview,
 }
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
@@ -70,6 +73,9 @@ COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, No
     ("glossary", browse.cmd_glossary),
     ("search", browse.cmd_search),
     ("daily", daily.cmd_daily),
+    ("review", practice.cmd_review),
+    ("interview", interview.cmd_interview),
+    ("skip", interview.cmd_skip),
 ]
 
 
@@ -115,10 +121,12 @@ async def on_callback(update: Update, context: Ctx) -> None:
     cb = callbacks.decode(query.data)
     handler = CALLBACKS.get(cb.op) if cb else None
     if cb is None or handler is None:
-        await query.answer(t(context.lang, "stale_button"), show_alert=True)
+        await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
-    await query.answer()
-    await handler(update, context, cb)
+    try:
+        await handler(update, context, cb)
+    finally:
+        await answer_query(update, context)  # stop the button's spinner if the handler did not
 
 
 async def on_unknown_command(update: Update, context: Ctx) -> None:

@@ -29,6 +29,7 @@ _OPS: Final[dict[str, str]] = {
     "d": "s",  # daily settings action
     "sa": "in",  # self-assessment: question, grade 1..3
     "iv": "s",  # interview action
+    "rv": "",  # next question due for review
     "fg": "s",  # forget-me confirmation
     "top": "s",  # leaderboard period
     "bd": "s",  # leaderboard opt in/out

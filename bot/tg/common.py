@@ -108,3 +108,12 @@ async def check_query(update: Update, context: Ctx, query: str) -> bool:
         await reply_text(update, t(context.lang, "query_too_long", length=len(query), limit=MAX_QUERY))
         return False
     return True
+
+
+async def answer_query(update: Update, context: Ctx, text: str | None = None, *, alert: bool = False) -> None:
+    """Answer the button press once (Telegram rejects a second answer)."""
+    query = update.callback_query
+    if query is None or context.query_answered:
+        return
+    context.query_answered = True
+    await query.answer(text, show_alert=alert)

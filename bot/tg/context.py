@@ -63,6 +63,7 @@ class Ctx(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[Any
         self.lang: str = application.bot_data["services"].settings.default_language
         self.chat_row: Chat | None = None
         self.user_row: User | None = None
+        self.query_answered = False
 
     @property
     def services(self) -> Services:

@@ -11,6 +11,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton,
 from bot.bank import Bank, Question, Term
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
 from bot.catalog import Catalog
+from bot.core.grading import Grade, hint
 from bot.i18n import t
 from bot.tg.callbacks import encode
 
@@ -241,3 +242,48 @@ def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) 
 
 def lang_keyboard() -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[_btn("Русский", "lang", "ru"), _btn("English", "lang", "en")]])
+
+
+def self_assessment_row(q: Question, lang: str) -> list[InlineKeyboardButton]:
+    return [
+        _btn(t(lang, "practice.knew"), "sa", q.id, 3),
+        _btn(t(lang, "practice.partly"), "sa", q.id, 2),
+        _btn(t(lang, "practice.didnt"), "sa", q.id, 1),
+    ]
+
+
+def feedback_view(
+    q: Question, grade: Grade, lang: str, *, head: str, next_op: str | None = "n", with_reveal: bool = True
+) -> View:
+    """What the user sees after an answer: covered key points, hints for the missed ones,
+    and the self-assessment buttons."""
+    lines = [head, t(lang, "practice.covered", covered=len(grade.covered), total=len(q.key_points))]
+    lines += [f"✓ {escape(q.key_points[i].text)}" for i in grade.covered]
+    if grade.missed:
+        lines.append(t(lang, "practice.missed"))
+        lines += [f"• {escape(hint(q.key_points[i]))}" for i in grade.missed]
+    if grade.stuffed:
+        lines.append(t(lang, "practice.stuffed"))
+    elif grade.words < 8:
+        lines.append(t(lang, "practice.too_short"))
+    lines.append("")
+    lines.append(t(lang, "practice.rate_yourself"))
+    rows = [self_assessment_row(q, lang)]
+    tail = []
+    if with_reveal:
+        tail.append(_btn(t(lang, "btn.reveal"), "a", q.id))
+    if next_op == "n":
+        tail.append(_btn(t(lang, "btn.next"), "n"))
+    elif next_op == "rv":
+        tail.append(_btn(t(lang, "practice.next_review"), "rv"))
+    if tail:
+        rows.append(tail)
+    return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def after_assessment_keyboard(q: Question, lang: str, next_op: str = "n") -> InlineKeyboardMarkup:
+    tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
+    tail.append(
+        _btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else _btn(t(lang, "btn.next"), "n")
+    )
+    return InlineKeyboardMarkup([tail])

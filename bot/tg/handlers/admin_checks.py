@@ -7,7 +7,7 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 
 from bot.i18n import t
-from bot.tg.common import reply_text
+from bot.tg.common import answer_query, reply_text
 from bot.tg.context import Ctx
 
 GROUP_ANONYMOUS_BOT = 1087968824
@@ -33,7 +33,7 @@ async def require_group_admin(update: Update, context: Ctx) -> bool:
     if await is_group_admin(update, context):
         return True
     if update.callback_query is not None:
-        await update.callback_query.answer(t(context.lang, "group_admin_only"), show_alert=True)
+        await answer_query(update, context, t(context.lang, "group_admin_only"), alert=True)
     else:
         await reply_text(update, t(context.lang, "group_admin_only"), quote=True)
     return False

@@ -7,14 +7,15 @@ from telegram.constants import ChatType
 
 from bot.bank import Question
 from bot.bank.markdown import escape
+from bot.core import grading
 from bot.core.picking import candidates_for, pick
-from bot.db import repo
+from bot.db import practice_repo, repo
 from bot.db.models import Ask
 from bot.i18n import t
 from bot.tg.callbacks import Callback
 from bot.tg.common import ask_question, check_query, command_args, is_group, reply, reply_text
 from bot.tg.context import Ctx
-from bot.tg.views import View, answer_views, question_terms_view
+from bot.tg.views import View, answer_views, feedback_view, question_terms_view
 
 
 async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
@@ -154,23 +155,31 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return
     s = context.services
+    grade = grading.grade(q, message.text)
     async with s.db.write() as session:
         previous = await repo.latest_answer(session, user.id, q.id)
         again = previous is not None and previous.ask_id == ask.id
-        await repo.add_answer(
-            session,
-            ask=ask,
-            question_id=q.id,
-            user_id=user.id,
-            chat_id=chat.id,
-            message_id=message.message_id,
-            text=message.text,
+        answer = await repo.add_answer(
+            session, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id,
+            message_id=message.message_id, text=message.text, coverage=grade.coverage, covered=grade.covered,
+        )  # fmt: skip
+        await practice_repo.review_card(session, user.id, q.id, self_grade=None, coverage=grade.coverage,
+                                        now=s.clock())  # fmt: skip
+        in_interview = await practice_repo.item_for_ask(session, ask.id)
+    if in_interview is not None:
+        interview, item = in_interview
+        current = (
+            interview.status == "open" and item.position == interview.position and item.answered_at is None
         )
-    key = "answer_saved_again" if again else "answer_saved"
-    text = t(context.lang, key, chars=len(message.text)) + "\n" + t(context.lang, "answer_offer")
-    from bot.tg.views import question_keyboard
+        if current and interview.user_id == user.id:
+            from bot.tg.handlers.interview import on_interview_answer
 
-    await reply(update, View(text, question_keyboard(q, context.lang)), quote=is_group(update))
+            await on_interview_answer(update, context, interview, item, answer, grade)
+            return
+    key = "answer_saved_again" if again else "answer_saved"
+    head = t(context.lang, key, chars=len(message.text))
+    view = feedback_view(q, grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n")
+    await reply(update, view, quote=is_group(update))
 
 
 async def on_edited_answer(update: Update, context: Ctx) -> None:

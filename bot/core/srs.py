@@ -1,0 +1,70 @@
+"""Spaced repetition with FSRS (the ``fsrs`` package): one card per user and question.
+
+Ratings come from the user's self-assessment («Знал» / «Частично» / «Не знал»), sharpened by the
+key-point coverage of their answer; an answer without a self-assessment is rated from its coverage
+alone, and a later self-assessment replaces that automatic rating instead of counting twice.
+Learning steps are hours, not minutes: these are interview questions, not flash cards.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from fsrs import Card, Rating, Scheduler
+
+from bot.i18n import plural_ru
+
+SELF_KNEW, SELF_PARTLY, SELF_DIDNT = 3, 2, 1
+
+_SCHEDULER = Scheduler(
+    desired_retention=0.9,
+    learning_steps=(timedelta(hours=8),),
+    relearning_steps=(timedelta(hours=8),),
+    enable_fuzzing=False,
+)
+
+
+def rating_for(self_grade: int | None, coverage: float | None) -> Rating:
+    """FSRS rating from a self-assessment (1..3) and/or key-point coverage (0..1)."""
+    if self_grade is None:
+        if coverage is None:
+            return Rating.Hard
+        if coverage >= 0.67:
+            return Rating.Good
+        return Rating.Hard if coverage >= 0.34 else Rating.Again
+    if self_grade >= SELF_KNEW:
+        return Rating.Easy if coverage is not None and coverage >= 0.8 else Rating.Good
+    if self_grade == SELF_PARTLY:
+        return Rating.Hard
+    return Rating.Again
+
+
+@dataclass(frozen=True, slots=True)
+class Reviewed:
+    state: str  # JSON of the new card
+    due: datetime
+    rating: int
+
+
+def review(state: str | None, rating: Rating, now: datetime) -> Reviewed:
+    """Apply one review to a stored card (``None``: a new card)."""
+    card = Card.from_dict(json.loads(state)) if state else Card(card_id=0, due=now)
+    card, _ = _SCHEDULER.review_card(card, rating, now)
+    return Reviewed(json.dumps(card.to_dict()), card.due, int(rating))
+
+
+def describe_interval(due: datetime, now: datetime, lang: str) -> str:
+    """'через 3 дня' / 'in 3 days' style, coarse."""
+    seconds = max(0.0, (due - now).total_seconds())
+    hours = seconds / 3600
+    if lang == "en":
+        if hours < 20:
+            return f"in {max(1, round(hours))} h"
+        days = round(hours / 24)
+        return f"in {days} day{'s' if days != 1 else ''}"
+    if hours < 20:
+        return f"через {max(1, round(hours))} ч"
+    days = round(hours / 24)
+    return f"через {days} {plural_ru(days, 'день', 'дня', 'дней')}"

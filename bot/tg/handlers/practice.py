@@ -1,0 +1,88 @@
+"""Self-assessment after an answer, and /review of the questions that are due (FSRS)."""
+
+from __future__ import annotations
+
+from telegram import Message, Update
+
+from bot.core.srs import describe_interval
+from bot.db import practice_repo
+from bot.i18n import t
+from bot.tg.callbacks import Callback
+from bot.tg.common import answer_query, ask_question, reply_text
+from bot.tg.context import Ctx
+from bot.tg.views import after_assessment_keyboard
+
+GRADE_KEYS = {3: "practice.knew", 2: "practice.partly", 1: "practice.didnt"}
+
+
+async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None:
+    """«Знал» / «Частично» / «Не знал»: stored on the latest answer and fed to FSRS."""
+    query, user, chat = update.callback_query, update.effective_user, update.effective_chat
+    assert query is not None and chat is not None
+    s = context.services
+    q = s.catalog.bank.question(cb.args[0])
+    grade = cb.int(1)
+    if q is None or user is None or grade not in GRADE_KEYS:
+        await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
+        return
+    now = s.clock()
+    async with s.db.write() as session:
+        coverage = await practice_repo.set_self_grade(session, user.id, q.id, grade)
+        card = await practice_repo.review_card(
+            session, user.id, q.id, self_grade=grade, coverage=coverage, now=now
+        )
+        await practice_repo.grade_interview_item(session, user.id, chat.id, q.id, grade)
+        due = card.due
+    text = t(
+        context.lang,
+        "practice.graded",
+        grade=t(context.lang, GRADE_KEYS[grade]),
+        when=describe_interval(due, now, context.lang),
+    )
+    await answer_query(update, context, text)
+    message = query.message
+    if isinstance(message, Message):
+        markup = message.reply_markup
+        buttons = [b.callback_data for row in (markup.inline_keyboard if markup else ()) for b in row]
+        next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons else "")
+        keyboard = after_assessment_keyboard(q, context.lang, next_op) if next_op else None
+        await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
+
+
+async def cmd_review(update: Update, context: Ctx) -> None:
+    await next_review(update, context)
+
+
+async def cb_review_next(update: Update, context: Ctx, cb: Callback) -> None:
+    await next_review(update, context)
+
+
+async def next_review(update: Update, context: Ctx) -> None:
+    """Ask the most overdue question of this user; or say when the next one comes due."""
+    s = context.services
+    user = update.effective_user
+    if user is None:
+        return
+    now = s.clock()
+    bank = s.catalog.bank
+    async with s.db.read() as session:
+        due = [
+            c
+            for c in await practice_repo.due_cards(session, user.id, now, limit=200)
+            if bank.question(c.question_id) is not None
+        ]
+        upcoming = None if due else await practice_repo.next_due(session, user.id)
+    if not due:
+        if upcoming is None:
+            await reply_text(
+                update, t(context.lang, "practice.review_none", next=t(context.lang, "practice.review_empty"))
+            )
+        else:
+            when = t(
+                context.lang, "practice.review_next_at", when=describe_interval(upcoming, now, context.lang)
+            )
+            await reply_text(update, t(context.lang, "practice.review_none", next=when))
+        return
+    q = bank.questions[due[0].question_id]
+    note = t(context.lang, "practice.review_header", count=len(due))
+    await ask_question(update, context, q, source="review", note=note)
