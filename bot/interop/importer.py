@@ -1,0 +1,892 @@
+"""Turn raw items (from notes or CSV) into a bank file: merge with what exists, fill the gaps the
+bank format requires, write YAML, validate, report.
+
+Two kinds of output file (see docs/import-export.md):
+
+* an **addition** to a bank folder (``--out`` inside the bank): holds only new topics, questions
+  and terms; items the bank already has are merged (not written again); validated together with
+  the rest of the bank;
+* a **stand-alone** bank (anywhere else): holds its own topics and glossary; items the reference
+  bank already has are copied from it (id, answer, key points, terms), so nothing is duplicated
+  and ids stay the same; validated alone. ``--bank none`` imports without any reference.
+
+When ``--out`` exists (``--force``), its content is merged too, and what it holds wins: a
+hand-written answer is never replaced, a placeholder answer is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from bot.bank import Bank, BankError, KeyPoint, Question, Term, Topic, load_bank
+from bot.bank.loader import ID_RE, MESSAGE_CHROME, bank_files
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
+from bot.bank.model import Kind, Location
+from bot.core.text import keys
+from bot.interop.items import (
+    PLACEHOLDER_ANSWER,
+    STUB_DEFINITION,
+    Parsed,
+    RawItem,
+    RawTerm,
+    Skip,
+    derive_key_points,
+    fit_key_points,
+    has_cyrillic,
+    is_placeholder,
+    norm_text,
+    slug,
+)
+
+PROGRESS_EVERY: Final = 500
+DEFAULT_TOPIC: Final = "Импорт"
+MAX_TERMS: Final = 4
+LIST_LIMIT: Final = 20  # lines per report section unless --verbose
+
+
+class ImportFailed(Exception):
+    """The import cannot go on; the message says why (printed as one line, exit code 1)."""
+
+
+@dataclass(slots=True)
+class QDraft:
+    id: str
+    kind: Kind
+    topic: str
+    text: str
+    answer: str
+    key_points: list[KeyPoint]
+    terms: list[str]
+    difficulty: int = 2
+    number: int | None = None
+    source_file: str | None = None
+    source_section: str | None = None
+    origin: str = "new"  # new | file (already in --out) | bank (copied from the reference bank)
+    first_seen: str = ""  # where it was first read in this import
+
+    @property
+    def needs_answer(self) -> bool:
+        return is_placeholder(self.answer)
+
+    @property
+    def label(self) -> str:
+        if self.number is None:
+            return self.id
+        return f"t{self.number}" if self.kind == "task" else str(self.number)
+
+
+@dataclass(slots=True)
+class TDraft:
+    id: str
+    term_en: str
+    term_ru: str
+    aliases: list[str]
+    definition: str
+    questions: list[str]
+    origin: str = "new"  # new | file | bank
+    bank_links: tuple[str, ...] = ()  # a copied term's links in the reference bank
+
+    @property
+    def stub(self) -> bool:
+        return is_placeholder(self.definition)
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n in (self.term_en, self.term_ru, *self.aliases) if n]
+
+
+@dataclass(slots=True)
+class TopicDraft:
+    id: str
+    title_ru: str
+    title_en: str
+    order: int
+    origin: str = "new"
+
+
+@dataclass(slots=True)
+class Report:
+    added: list[QDraft] = field(default_factory=list)
+    merged: list[tuple[str, str, str]] = field(default_factory=list)  # where, id, how
+    skipped: list[Skip] = field(default_factory=list)
+    remarks: list[str] = field(default_factory=list)
+    topics_added: list[TopicDraft] = field(default_factory=list)
+    terms_added: list[TDraft] = field(default_factory=list)
+    terms_merged: list[tuple[str, str, str]] = field(default_factory=list)
+    answers_filled: int = 0
+    guessed_terms: int = 0
+    kept: int = 0  # items of the existing --out file this import did not mention
+
+
+@dataclass(slots=True)
+class Target:
+    """Where the import goes and what it merges with."""
+
+    out: Path
+    addition: bool  # an addition to a bank folder (else a stand-alone bank)
+    base: Bank | None  # the bank merged with (addition: the rest of the folder; else the reference)
+    base_root: Path | None
+    base_files: list[Path]
+    previous: Bank | None  # the existing --out file's content, if merging into it
+    previous_links: dict[str, list[str]]  # its glossary's explicit links
+    previous_topics: list[str]
+
+    def describe(self) -> str:
+        if self.addition:
+            return f"addition to the bank {self.base_root} (validated together with it)"
+        if self.base is not None:
+            return f"stand-alone bank (merged with the bank {self.base_root})"
+        return "stand-alone bank (no bank to merge with)"
+
+
+def _is_inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return folder.is_dir()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def _raw_yaml(path: Path) -> dict[str, object]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _ids(raw: dict[str, object], key: str) -> list[str]:
+    entries = raw.get(key)
+    if not isinstance(entries, list):
+        return []
+    return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
+
+
+def _load(root: Path, files: list[Path], what: str) -> Bank:
+    try:
+        return load_bank(root, files=files)
+    except BankError as exc:
+        raise ImportFailed(f"{what} is not a valid bank:\n{exc.report()}") from None
+
+
+def plan_target(out: Path, bank_path: Path | None, *, force: bool) -> Target:
+    """Decide the output kind and load what the import merges with (see the module docstring)."""
+    out_exists = out.exists()
+    if out_exists and not force:
+        raise ImportFailed(f"{out} already exists; add --force to merge into it and rewrite it")
+    if bank_path is not None and bank_path.is_file() and _same_file(bank_path, out):
+        bank_path = None  # merging into the output file itself
+    addition = bank_path is not None and _is_inside(out, bank_path)
+    base: Bank | None = None
+    base_files: list[Path] = []
+    previous: Bank | None = None
+    if bank_path is not None:
+        if not bank_path.exists():
+            raise ImportFailed(f"--bank {bank_path}: no such file or folder")
+        base_files = [p for p in bank_files(bank_path) if not _same_file(p, out)]
+        base = _load(bank_path, base_files, f"the bank {bank_path}") if base_files else None
+    raw: dict[str, object] = {}
+    if out_exists:
+        raw = _raw_yaml(out)
+        files = [*base_files, out] if addition else [out]
+        previous = _load(bank_path if addition and bank_path else out, files, f"the existing {out}")
+    links: dict[str, list[str]] = {}
+    entries = raw.get("glossary")
+    if isinstance(entries, list):
+        for e in entries:
+            if isinstance(e, dict) and "id" in e and isinstance(e.get("questions"), list):
+                links[str(e["id"])] = [str(q) for q in e["questions"]]
+    return Target(
+        out=out,
+        addition=addition,
+        base=base,
+        base_root=bank_path,
+        base_files=base_files,
+        previous=previous,
+        previous_links=links,
+        previous_topics=_ids(raw, "topics"),
+    )
+
+
+Ref = QDraft | Question
+
+
+class Importer:
+    def __init__(self, target: Target, *, topic: str | None = None) -> None:
+        self.t = target
+        self.base = target.base
+        self.topic_override = topic
+        self.report = Report()
+        self.questions: dict[str, QDraft] = {}
+        self.topics: dict[str, TopicDraft] = {}
+        self.terms: dict[str, TDraft] = {}
+        self.by_number: dict[tuple[str, int], Ref] = {}
+        self.by_text: dict[str, Ref] = {}
+        self.taken: set[str] = set(self.base.questions) if self.base else set()
+        self.touched: set[str] = set()
+        self._pending_terms: list[tuple[QDraft, RawItem]] = []
+        self._term_index: list[tuple[str, list[str]]] | None = None
+        self._load_previous()  # the output file's items come first when matching
+        if self.base is not None:
+            for q in self.base.questions.values():
+                self._index(q)
+
+    # -- the existing output file ------------------------------------------------------------
+    def _load_previous(self) -> None:
+        prev = self.t.previous
+        if prev is None:
+            return
+        out = self.t.out.resolve()
+
+        def in_out(where: Location | None) -> bool:
+            return not self.t.addition or (where is not None and Path(where.file).resolve() == out)
+
+        for tid in self.t.previous_topics:
+            topic = prev.topic(tid)
+            if topic is not None:
+                self.topics[tid] = TopicDraft(tid, topic.title_ru, topic.title_en, topic.order, "file")
+        for term in prev.terms.values():
+            if in_out(term.where):
+                explicit = self.t.previous_links.get(term.id, [])
+                self.terms[term.id] = TDraft(
+                    term.id,
+                    term.term_en,
+                    term.term_ru,
+                    list(term.aliases),
+                    term.definition,
+                    list(explicit),
+                    "file",
+                )
+        for q in prev.questions.values():
+            if in_out(q.where):
+                draft = self._draft_of(q, "file")
+                self.questions[q.id] = draft
+                self.taken.add(q.id)
+                self._index(draft)
+
+    @staticmethod
+    def _draft_of(q: Question, origin: str) -> QDraft:
+        return QDraft(
+            id=q.id,
+            kind=q.kind,
+            topic=q.topic,
+            text=q.text,
+            answer=q.answer,
+            key_points=list(q.key_points),
+            terms=list(q.terms),
+            difficulty=q.difficulty,
+            number=q.number,
+            source_file=q.source_file,
+            source_section=q.source_section,
+            origin=origin,
+        )
+
+    def _index(self, q: Ref) -> None:
+        if q.number is not None:
+            self.by_number.setdefault((q.kind, q.number), q)
+        self.by_text.setdefault(norm_text(q.text), q)
+
+    # -- the import --------------------------------------------------------------------------
+    def run(self, parsed: Parsed) -> Report:
+        self.report.skipped.extend(parsed.skipped)
+        resolved: dict[int, str] = {}
+        total = len(parsed.items)
+        for n, item in enumerate(parsed.items, 1):
+            qid = self._add_item(item)
+            if qid is not None:
+                resolved[id(item)] = qid
+            if total >= PROGRESS_EVERY and (n % PROGRESS_EVERY == 0 or n == total):
+                print(f"… {n}/{total} items merged", file=sys.stderr, flush=True)
+        for term in parsed.terms:
+            self._add_term(term, resolved)
+        for draft, item in self._pending_terms:
+            self._assign_terms(draft, item, exact=parsed.kind == "csv" and bool(item.terms))
+        self.report.kept = sum(
+            1 for q in self.questions.values() if q.origin == "file" and q.id not in self.touched
+        )
+        return self.report
+
+    def _add_item(self, item: RawItem) -> str | None:
+        self.report.remarks.extend(f"{item.where}: {note}" for note in item.notes)
+        if not fits_message(item.text, PLACEHOLDER_ANSWER + " (импорт: ….)"):
+            self.report.skipped.append(Skip(item.where, item.text[:60], "too long for a Telegram message"))
+            return None
+        if item.answer and not fits_message(item.text, item.answer):
+            self.report.remarks.append(
+                f"{item.where}: the answer found for {item.text[:40]!r} does not fit one Telegram message "
+                f"with the question ({len(item.answer)} characters); it was not used"
+            )
+            item.answer = None
+        ref: Ref | None = None
+        how = ""
+        if item.number is not None:
+            ref = self.by_number.get((item.kind, item.number))
+            how = f"same {'task' if item.kind == 'task' else 'question'} number {item.number}"
+        if ref is None:
+            ref = self.by_text.get(norm_text(item.text))
+            how = "same text"
+        if ref is None:
+            return self._create(item).id
+        if ref.number is not None and item.number is not None and ref.number != item.number:
+            how += f" (numbered {item.number} here, {ref.number} in the bank: kept {ref.number})"
+        elif norm_text(ref.text) != norm_text(item.text):
+            how += f" (text differs, kept: {ref.text[:60]!r})"
+        if isinstance(ref, QDraft):
+            self._merge(ref, item, how)
+            return ref.id
+        if self.t.addition:
+            self.report.merged.append((item.where, ref.id, f"already in the bank: {how}"))
+            if item.answer and not is_placeholder(item.answer):
+                self.report.remarks.append(
+                    f"{item.where}: the answer in the notes was not used: {ref.id} has one"
+                )
+            return ref.id
+        draft = self._copy_question(ref)
+        self.touched.add(draft.id)
+        draft.first_seen = item.where
+        self.report.merged.append((item.where, ref.id, f"copied from the bank: {how}"))
+        return draft.id
+
+    def _merge(self, draft: QDraft, item: RawItem, how: str) -> None:
+        if draft.origin in ("new", "bank") and draft.first_seen:
+            verb = f"duplicate of {draft.id} ({draft.first_seen}): {how}"
+        else:
+            verb = f"merged into {draft.id} of the existing file: {how}"
+        self.touched.add(draft.id)
+        if item.answer and not is_placeholder(item.answer):
+            if draft.needs_answer:
+                draft.answer = item.answer
+                if item.key_points:
+                    draft.key_points = fit_key_points(item.key_points, draft.text, draft.answer)[0]
+                else:
+                    draft.key_points = derive_key_points(draft.text, draft.answer)
+                self.report.answers_filled += 1
+                verb += "; answer taken from the import"
+            elif item.answer.strip() != draft.answer.strip():
+                verb += "; kept the existing answer"
+        if (
+            draft.number is None
+            and item.number is not None
+            and (item.kind, item.number) not in self.by_number
+        ):
+            draft.number = item.number
+            self.by_number[(item.kind, item.number)] = draft
+            verb += f"; number {item.number} added"
+        self.by_text.setdefault(norm_text(item.text), draft)
+        self.report.merged.append((item.where, draft.id, verb))
+
+    def _copy_question(self, q: Question) -> QDraft:
+        draft = self._draft_of(q, "bank")
+        self._copy_topic(q.topic)
+        for tid in q.terms:
+            self._copy_term(tid)
+        self.questions[draft.id] = draft
+        self._index(draft)
+        self.report.added.append(draft)
+        return draft
+
+    def _copy_topic(self, topic_id: str) -> None:
+        if topic_id in self.topics or self.base is None:
+            return
+        topic = self.base.topic(topic_id)
+        if topic is not None:
+            self.topics[topic_id] = TopicDraft(topic.id, topic.title_ru, topic.title_en, topic.order, "bank")
+
+    def _copy_term(self, term_id: str) -> TDraft | None:
+        if term_id in self.terms:
+            return self.terms[term_id]
+        term = self.base.term(term_id) if self.base else None
+        if term is None:
+            return None
+        draft = TDraft(
+            term.id,
+            term.term_en,
+            term.term_ru,
+            list(term.aliases),
+            term.definition,
+            [],
+            "bank",
+            term.questions,
+        )
+        self.terms[term.id] = draft
+        return draft
+
+    def _create(self, item: RawItem) -> QDraft:
+        topic = self._topic_for(self.topic_override or item.topic or DEFAULT_TOPIC)
+        qid = self._new_id(item, topic)
+        answer = item.answer.strip() if item.answer and item.answer.strip() else None
+        if answer is None:  # (a placeholder that comes in, e.g. from an exported CSV, stays as it is)
+            where = item.source_file + (f", «{item.section}»" if item.section else "")
+            answer = f"{PLACEHOLDER_ANSWER} (импорт: {where})."
+        if item.key_points:
+            points, change = fit_key_points(item.key_points, item.text, answer)
+            if change:
+                self.report.remarks.append(f"{item.where}: {qid}: {change}")
+        else:
+            points = derive_key_points(item.text, answer)
+        draft = QDraft(
+            id=qid,
+            kind=item.kind,
+            topic=topic,
+            text=item.text,
+            answer=answer,
+            key_points=points,
+            terms=[],
+            difficulty=item.difficulty or 2,
+            number=item.number,
+            source_file=item.source_file or None,
+            source_section=item.section,
+            first_seen=item.where,
+        )
+        self.questions[qid] = draft
+        self.taken.add(qid)
+        self._index(draft)
+        self.report.added.append(draft)
+        self._pending_terms.append((draft, item))
+        return draft
+
+    def _new_id(self, item: RawItem, topic: str) -> str:
+        if item.id:
+            if ID_RE.match(item.id) and item.id not in self.taken:
+                return item.id
+            self.report.remarks.append(
+                f"{item.where}: id {item.id!r} is invalid or taken; a new one was made"
+            )
+        if item.number is not None:
+            base = f"{'t' if item.kind == 'task' else 'q'}{item.number}"
+            candidate, k = base, 2
+            while candidate in self.taken:
+                candidate, k = f"{base}-{k}", k + 1
+            return candidate
+        prefix = topic[:28]
+        pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)$")
+        used = [int(m.group(1)) for qid in self.taken if (m := pattern.match(qid))]
+        k = max(used, default=0) + 1
+        while f"{prefix}-{k:02d}" in self.taken:
+            k += 1
+        return f"{prefix}-{k:02d}"
+
+    # -- topics ------------------------------------------------------------------------------
+    def _all_topics(self) -> list[Topic | TopicDraft]:
+        found: list[Topic | TopicDraft] = list(self.topics.values())
+        if self.base is not None:
+            found.extend(t for t in self.base.topics if t.id not in self.topics)
+        return found
+
+    def _topic_for(self, hint: str) -> str:
+        key = " ".join(hint.casefold().split())
+        for topic in self._all_topics():
+            if key in (topic.id, topic.title_ru.casefold(), topic.title_en.casefold()):
+                if topic.id not in self.topics and not self.t.addition:
+                    self._copy_topic(topic.id)
+                return topic.id
+        taken = {t.id for t in self._all_topics()}
+        base_id = slug(hint, fallback="topic")
+        tid, k = base_id, 2
+        while tid in taken:
+            tid, k = f"{base_id}-{k}", k + 1
+        order = max((t.order for t in self._all_topics()), default=0) + 10
+        title = hint.strip()
+        draft = TopicDraft(tid, title, title, order)
+        self.topics[tid] = draft
+        self.report.topics_added.append(draft)
+        return tid
+
+    # -- glossary ----------------------------------------------------------------------------
+    def _all_terms(self) -> list[Term | TDraft]:
+        found: list[Term | TDraft] = list(self.terms.values())
+        if self.base is not None:
+            found.extend(t for t in self.base.terms.values() if t.id not in self.terms)
+        return found
+
+    def _find_term(self, ref: str) -> Term | TDraft | None:
+        key = " ".join(ref.casefold().split())
+        if not key:
+            return None
+        for term in self._all_terms():
+            if term.id == key or any(n.casefold() == key for n in term.names):
+                return term
+        return None
+
+    def _use_term(self, term: Term | TDraft) -> str:
+        """The id to put in a question's terms (copying a reference term into a stand-alone bank)."""
+        if isinstance(term, Term) and not self.t.addition:
+            self._copy_term(term.id)
+        return term.id
+
+    def _names_in_use(self) -> dict[str, str]:
+        names: dict[str, str] = {}
+        for term in self._all_terms():
+            for n in term.names:
+                names.setdefault(n.casefold(), term.id)
+        return names
+
+    def _new_term(self, name: str, definition: str | None, aliases: list[str], where: str) -> TDraft:
+        taken = {t.id for t in self._all_terms()}
+        base_id = slug(name, fallback="term")
+        tid, k = base_id, 2
+        while tid in taken:
+            tid, k = f"{base_id}-{k}", k + 1
+        names = self._names_in_use()
+        kept = []
+        for alias in dict.fromkeys(a for a in aliases if a.casefold() != name.casefold()):
+            if alias.casefold() in names:
+                self.report.remarks.append(
+                    f"{where}: alias {alias!r} of {name!r} dropped: "
+                    f"it names the term {names[alias.casefold()]!r}"
+                )
+            else:
+                kept.append(alias)
+        draft = TDraft(
+            tid, name, name if has_cyrillic(name) else "", kept, definition or STUB_DEFINITION, [], "new"
+        )
+        self.terms[tid] = draft
+        self.report.terms_added.append(draft)
+        self._term_index = None
+        return draft
+
+    def _add_term(self, raw: RawTerm, resolved: dict[int, str]) -> None:
+        links = list(dict.fromkeys(resolved[id(i)] for i in raw.links if id(i) in resolved))
+        found = self._find_term(raw.name) or next(
+            (t for a in raw.aliases if (t := self._find_term(a)) is not None), None
+        )
+        if found is None:
+            draft = self._new_term(raw.name, raw.definition, raw.aliases, raw.where)
+            how = ""
+        elif isinstance(found, TDraft):
+            draft = found
+            how = f"merged with the term {found.id}"
+            if draft.stub and raw.definition:
+                draft.definition = raw.definition
+                how += "; definition taken from the note"
+        elif self.t.addition:
+            missing = [q for q in links if q not in found.questions and q not in self.questions]
+            how = f"already in the bank as {found.id}"
+            if missing:
+                how += f"; not linked there: {', '.join(missing)} (add them to its 'questions')"
+            self.report.terms_merged.append((raw.where, found.id, how))
+            for qid in links:
+                if qid in self.questions and found.id not in self.questions[qid].terms:
+                    self.questions[qid].terms.insert(0, found.id)
+            return
+        else:
+            copied = self._copy_term(found.id)
+            assert copied is not None
+            draft = copied
+            how = f"copied from the bank as {found.id}"
+        for qid in links:
+            if qid not in draft.questions:
+                draft.questions.append(qid)
+            q = self.questions.get(qid)
+            if q is not None and draft.id not in q.terms:
+                q.terms.insert(0, draft.id)
+        if how:
+            self.report.terms_merged.append((raw.where, draft.id, f"{how}; {len(links)} links"))
+
+    def _match_terms(self, text: str) -> list[str]:
+        """Terms whose name or alias occurs in the text: its words in a row, each equal to the text's
+        word or (five letters and more) a beginning of it; compared as keys (stems, transliteration),
+        so "чекпоинтов" finds "checkpoint" but "batching" does not find "батчнорм"."""
+        if self._term_index is None:
+            index: list[tuple[str, list[str]]] = []
+            for term in self._all_terms():
+                if isinstance(term, TDraft) and term.stub:
+                    continue
+                for name in term.names:
+                    name_keys = keys(name, drop_stopwords=False)
+                    if name_keys:
+                        index.append((term.id, name_keys))
+            self._term_index = index
+        text_keys = keys(text, drop_stopwords=False)
+        firsts = {k[:5] for k in text_keys}
+        found: dict[str, None] = {}
+        for tid, name_keys in self._term_index:
+            if tid in found or name_keys[0][:5] not in firsts:
+                continue
+            n = len(name_keys)
+            for i in range(len(text_keys) - n + 1):
+                if all(_key_in(name_keys[j], text_keys[i + j]) for j in range(n)):
+                    found[tid] = None
+                    break
+        return list(found)
+
+    def _assign_terms(self, draft: QDraft, item: RawItem, *, exact: bool) -> None:
+        terms = list(draft.terms)
+
+        def add(tid: str) -> None:
+            if tid not in terms:
+                terms.append(tid)
+
+        for ref in item.terms:
+            term = self._find_term(ref)
+            if term is not None:
+                add(self._use_term(term))
+            elif exact:  # a CSV names a term that does not exist yet
+                add(self._new_term(ref, None, [], item.where).id)
+        if not exact:
+            for tid in self._match_terms(f"{draft.text}\n{'' if draft.needs_answer else draft.answer}"):
+                if len(terms) >= MAX_TERMS:
+                    break
+                term = self._find_term(tid)
+                if term is not None:
+                    add(self._use_term(term))
+        if not terms:
+            terms.append(self._fallback_term(draft))
+            self.report.guessed_terms += 1
+        draft.terms = terms
+
+    def _fallback_term(self, draft: QDraft) -> str:
+        """The term most questions of the same topic link to, else a stub named after the topic."""
+        counts: Counter[str] = Counter()
+        for q in self.questions.values():
+            if q.topic == draft.topic:
+                counts.update(q.terms)
+        if self.base is not None:
+            for qid in self.base.topic_question_ids(draft.topic):
+                counts.update(self.base.questions[qid].terms)
+        for tid, _ in counts.most_common():
+            term = self._find_term(tid)
+            if term is not None:
+                return self._use_term(term)
+        topic = self.topics.get(draft.topic) or (self.base.topic(draft.topic) if self.base else None)
+        title = topic.title_ru if topic else draft.topic
+        found = self._find_term(title)
+        if found is not None:
+            return self._use_term(found)
+        return self._new_term(title, None, [], draft.first_seen).id
+
+    # -- output ------------------------------------------------------------------------------
+    def is_empty(self) -> bool:
+        return not (self.questions or self.topics or self.terms)
+
+    def emitted_terms(self) -> list[TDraft]:
+        ids = set(self.questions)
+        base_ids = set(self.base.questions) if self.base is not None and self.t.addition else set()
+        out = []
+        for term in self.terms.values():
+            links = [q for q in term.bank_links if q in ids]
+            links += [q for q in term.questions if q not in links and (q in ids or q in base_ids)]
+            term.questions = links
+            out.append(term)
+        return out
+
+    def render(self, source: str) -> str:
+        return render_yaml(
+            sorted(self.topics.values(), key=lambda t: (t.order, t.id)),
+            list(self.questions.values()),
+            self.emitted_terms(),
+            source,
+        )
+
+
+def fits_message(text: str, answer: str) -> bool:
+    """The validator's length rule: question and answer fit one message with room for the chrome."""
+    size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
+    return size <= TELEGRAM_TEXT_LIMIT
+
+
+def _key_in(name_key: str, text_key: str) -> bool:
+    return text_key == name_key or (len(name_key) >= 5 and text_key.startswith(name_key))
+
+
+# YAML ----------------------------------------------------------------------------------------
+
+_NON_PRINTABLE = re.compile(r"[^\t\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def ystr(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's escapes are valid YAML)."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted.replace("\u2028", "\\L").replace("\u2029", "\\P").replace("\x85", "\\N")
+
+
+def _block(text: str, indent: str) -> str:
+    lines = text.strip("\n").split("\n")
+    literal_ok = (
+        lines
+        and not lines[0][:1].isspace()
+        and all(line == line.rstrip() for line in lines)
+        and "\r" not in text
+        and not _NON_PRINTABLE.search(text)
+        and "\ufeff" not in text
+    )
+    if not literal_ok:
+        return " " + ystr(text.strip())
+    body = "\n".join(f"{indent}{line}".rstrip() if line.strip() else "" for line in lines)
+    return " |\n" + body
+
+
+def _flow_list(values: list[str] | tuple[str, ...], *, quote: bool) -> str:
+    return "[" + ", ".join(ystr(v) if quote else v for v in values) + "]"
+
+
+def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[TDraft], source: str) -> str:
+    out: list[str] = [
+        f"# Written by `interview-bot import` from {source}.",
+        "# Questions marked 'needs answer' have a placeholder answer (TODO:) and key points derived",
+        "# from the question: write the reference answer and check the key points before use.",
+    ]
+    if topics:
+        out.append("topics:")
+        for t in topics:
+            out += [
+                f"  - id: {t.id}",
+                f"    title: {{ru: {ystr(t.title_ru)}, en: {ystr(t.title_en)}}}",
+                f"    order: {t.order}",
+            ]
+        out.append("")
+    if questions:
+        out.append("questions:")
+        for q in questions:
+            if q.needs_answer:
+                out.append("  # needs answer")
+            out.append(f"  - id: {q.id}")
+            if q.number is not None:
+                out.append(f"    number: {q.number}")
+            out += [f"    kind: {q.kind}", f"    topic: {q.topic}", f"    difficulty: {q.difficulty}"]
+            source_parts = []
+            if q.source_file:
+                source_parts.append(f"file: {ystr(q.source_file)}")
+            if q.source_section:
+                source_parts.append(f"section: {ystr(q.source_section)}")
+            if source_parts:
+                out.append(f"    source: {{{', '.join(source_parts)}}}")
+            out += [
+                f"    text: {ystr(q.text)}",
+                f"    terms: {_flow_list(q.terms, quote=False)}",
+                "    key_points:",
+            ]
+            for kp in q.key_points:
+                out += [
+                    f"      - text: {ystr(kp.text)}",
+                    f"        match: {_flow_list(kp.match, quote=True)}",
+                ]
+            out.append("    answer:" + _block(q.answer, "      "))
+        out.append("")
+    if terms:
+        out.append("glossary:")
+        for term in terms:
+            names = f"en: {ystr(term.term_en)}" + (f", ru: {ystr(term.term_ru)}" if term.term_ru else "")
+            out += [f"  - id: {term.id}", f"    term: {{{names}}}"]
+            if term.aliases:
+                out.append(f"    aliases: {_flow_list(term.aliases, quote=True)}")
+            out.append(f"    definition: {ystr(term.definition)}")
+            if term.questions:
+                out.append(f"    questions: {_flow_list(term.questions, quote=False)}")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_validated(target: Target, text: str) -> Bank:
+    """Write ``text`` next to ``--out``, validate it (with the bank it extends), then move it in
+    place. Nothing is left behind when validation fails."""
+    out = target.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.importing")
+    tmp.write_text(text, encoding="utf-8")
+    try:
+        if target.addition and target.base_root is not None:
+            bank = load_bank(target.base_root, files=[*target.base_files, tmp])
+        else:
+            bank = load_bank(tmp, files=[tmp])
+    except BankError as exc:
+        tmp.unlink(missing_ok=True)
+        report = exc.report().replace(os.path.relpath(tmp), str(out)).replace(str(tmp), str(out))
+        raise ImportFailed(f"the result does not validate; {out} was not written:\n{report}") from None
+    os.replace(tmp, out)
+    return bank
+
+
+# Report --------------------------------------------------------------------------------------
+
+
+def _limited(lines: list[str], verbose: bool) -> list[str]:
+    if verbose or len(lines) <= LIST_LIMIT:
+        return lines
+    return [*lines[:LIST_LIMIT], f"    … and {len(lines) - LIST_LIMIT} more (--verbose lists all)"]
+
+
+def format_report(imp: Importer, parsed: Parsed, *, verbose: bool = False) -> list[str]:
+    r = imp.report
+    t = imp.t
+    lines: list[str] = []
+    what = f"{parsed.notes} note(s)" if parsed.kind == "notes" else "CSV"
+    glossary_notes = f", {len(parsed.terms)} glossary note(s)" if parsed.terms else ""
+    lines.append(f"Read {what}: {len(parsed.items)} items{glossary_notes}.")
+    if parsed.chrome:
+        chrome = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in parsed.chrome.items())
+        lines.append(f"Page chrome dropped: {chrome}.")
+    new = [q for q in r.added if q.origin == "new"]
+    copied = [q for q in r.added if q.origin == "bank"]
+    tasks = sum(1 for q in new if q.kind == "task")
+    lines.append(f"Added {len(new)} new: {len(new) - tasks} questions, {tasks} tasks.")
+    by_topic: dict[str, list[QDraft]] = {}
+    for q in new:
+        by_topic.setdefault(q.topic, []).append(q)
+    new_topics = {tp.id for tp in r.topics_added}
+    added_lines = []
+    for topic, qs in by_topic.items():
+        mark = " (new topic)" if topic in new_topics else ""
+        span = qs[0].id if len(qs) == 1 else f"{qs[0].id} … {qs[-1].id}"
+        added_lines.append(f"  + {topic}{mark}: {len(qs)} — {span}")
+    lines += added_lines
+    if verbose:
+        lines += [f"    + {q.id}: {q.text[:90]}" for q in new]
+    lines.append(f"Merged {len(r.merged)} with existing items (not duplicated){':' if r.merged else '.'}")
+    lines += _limited([f"  = {where}  {qid}: {how}" for where, qid, how in r.merged], verbose)
+    if copied:
+        lines.append(
+            f"  {len(copied)} of them were copied from the bank with their answers, key points and terms."
+        )
+    lines.append(f"Skipped {len(r.skipped)}{':' if r.skipped else '.'}")
+    lines += _limited([f"  - {s.where}  {s.text[:60]!r}: {s.reason}" for s in r.skipped], verbose)
+    if r.kept:
+        lines.append(f"Kept {r.kept} item(s) of the existing {t.out.name} that this import does not contain.")
+    if r.terms_added or r.terms_merged:
+        lines.append("Glossary:")
+        for term in r.terms_added:
+            stub = " — stub, needs a definition" if term.stub else ""
+            links = f", {len(term.questions)} links" if term.questions else ""
+            lines.append(f"  + {term.id} ({term.term_en}{links}){stub}")
+        for where, tid, how in r.terms_merged:
+            lines.append(f"  = {where}  {tid}: {how}")
+    if r.guessed_terms:
+        lines.append(f"Glossary links guessed from the topic for {r.guessed_terms} question(s) — check them.")
+    if r.answers_filled:
+        lines.append(f"Answers filled in from the import: {r.answers_filled}.")
+    if r.remarks:
+        lines.append("Remarks:")
+        lines += _limited([f"  ! {m}" for m in r.remarks], verbose)
+    needs = [q for q in imp.questions.values() if q.needs_answer]
+    if needs:
+        lines.append(
+            f"Needs answer: {len(needs)} question(s) have a placeholder answer ('TODO:') "
+            "and derived key points:"
+        )
+        lines += _limited([f"  ? {q.id}: {q.text[:80]}" for q in needs], verbose)
+    else:
+        lines.append("Needs answer: none.")
+    return lines
+
+
+def format_result(imp: Importer, bank: Bank) -> str:
+    s = bank.summary()
+    what = "the whole bank" if imp.t.addition else "the file alone"
+    return (
+        f"Validated OK ({what}): {s['topics']} topics, {s['questions']} questions, {s['tasks']} tasks, "
+        f"{s['terms']} terms. The file holds {len(imp.questions)} question(s) and task(s), "
+        f"{len(imp.topics)} topic(s), {len(imp.terms)} term(s)."
+    )

@@ -1,0 +1,307 @@
+"""``interview-bot practice``: the practice loop in a terminal, without a bot token.
+
+The same core as the bot (no-repeat picking, key-point grading, the reference answer) and the same
+database: the terminal is user 0 in chat 0 (type "terminal"), so what the bot's picking and
+statistics know about asks and answers holds here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from dataclasses import dataclass
+from typing import Final, TextIO
+
+from sqlalchemy.engine import make_url
+
+from bot.bank import Bank, Question, Topic
+from bot.bank.markdown import to_plain
+from bot.core import grading
+from bot.core.picking import candidates_for, pick
+from bot.db import repo
+from bot.db.engine import Database
+from bot.db.models import Ask
+
+TERMINAL_USER: Final = 0
+TERMINAL_CHAT: Final = 0
+CHAT_TYPE: Final = "terminal"
+RULE: Final = "─" * 60
+HELP: Final = (
+    "Пишите ответ в несколько строк; пустая строка — отправить.\n"
+    "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D)."
+)
+VERDICTS: Final = {"good": "хороший ответ", "partial": "частично", "weak": "слабо"}
+
+
+class _Quit(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class Stats:
+    asked: int = 0
+    answered: int = 0
+    skipped: int = 0
+    revealed: int = 0
+    coverage: float = 0.0
+
+    def line(self, where: str) -> str:
+        mean = (
+            f", средний охват ключевых пунктов {round(100 * self.coverage / self.answered)}%"
+            if self.answered
+            else ""
+        )
+        return (
+            f"Итог: вопросов {self.asked}, ответов {self.answered}, пропущено {self.skipped}"
+            f"{mean}. Ответы сохранены: {where}."
+        )
+
+
+def plural(n: int, one: str, few: str, many: str) -> str:
+    """The Russian word form for a count: 1 вопрос, 2 вопроса, 5 вопросов, 21 вопрос."""
+    if n % 10 == 1 and n % 100 != 11:
+        return one
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return few
+    return many
+
+
+def find_topic(bank: Bank, query: str) -> Topic | None:
+    """A topic by id or title (exact, else the only one whose id or title starts with the query)."""
+    q = " ".join(query.casefold().split())
+    for t in bank.topics:
+        if q in (t.id, t.title_ru.casefold(), t.title_en.casefold()):
+            return t
+    starts = [
+        t
+        for t in bank.topics
+        if t.id.startswith(q) or t.title_ru.casefold().startswith(q) or t.title_en.casefold().startswith(q)
+    ]
+    return starts[0] if len(starts) == 1 else None
+
+
+def describe_db(url: str) -> str:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return parsed.database or ":memory:"
+    return parsed.render_as_string(hide_password=True)
+
+
+class Session:
+    """One practice run: reads answers from ``stdin``, prints to ``stdout``."""
+
+    def __init__(
+        self,
+        bank: Bank,
+        db: Database,
+        runner: asyncio.Runner,
+        *,
+        stdin: TextIO,
+        stdout: TextIO,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.bank = bank
+        self.db = db
+        self.run_async = runner.run
+        self.stdin = stdin
+        self.out = stdout
+        self.rng = rng or random.Random()
+        self.stats = Stats()
+        self._interactive = stdin is sys.stdin and stdin.isatty()
+        if self._interactive:
+            try:
+                import readline  # noqa: F401  (line editing and history for input())
+            except ImportError:  # pragma: no cover - Windows
+                pass
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def read_line(self, prompt: str) -> str:
+        if self._interactive:
+            return input(prompt)
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        line = line.rstrip("\r\n")
+        if not self.stdin.isatty():  # a script: show what was "typed", as a terminal would
+            self.out.write(line + "\n")
+        return line
+
+    # -- storage -----------------------------------------------------------------------------
+    async def _setup(self) -> None:
+        await self.db.migrate()
+        async with self.db.write() as session:
+            await repo.upsert_user(session, repo.UserInfo(TERMINAL_USER, "terminal"))
+            await repo.upsert_chat(session, repo.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
+            # the terminal is not a person in any group's leaderboard
+            await repo.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
+
+    async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
+        async with self.db.write() as session:
+            seen = await repo.seen_counts(session, TERMINAL_CHAT)
+            left = [c for c in candidates if c not in asked]
+            qid = pick(left, seen, self.rng)
+            if qid is None:
+                return None
+            ask = await repo.record_ask(session, TERMINAL_CHAT, qid, user_id=TERMINAL_USER, source=CHAT_TYPE)
+            return qid, ask
+
+    async def _store(self, q: Question, ask: Ask, text: str, grade: grading.Grade) -> None:
+        async with self.db.write() as session:
+            await repo.add_answer(
+                session,
+                ask=ask,
+                question_id=q.id,
+                user_id=TERMINAL_USER,
+                chat_id=TERMINAL_CHAT,
+                message_id=None,
+                text=text,
+                coverage=grade.coverage,
+                covered=grade.covered,
+            )
+            await repo.add_reveal(session, q.id, TERMINAL_CHAT, TERMINAL_USER)
+
+    async def _reveal(self, q: Question) -> None:
+        async with self.db.write() as session:
+            await repo.add_reveal(session, q.id, TERMINAL_CHAT, TERMINAL_USER)
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self, *, topic: Topic | None, n: int, include_tasks: bool = False) -> Stats:
+        self.run_async(self._setup())
+        candidates = candidates_for(self.bank, topic.id if topic else None, include_tasks=include_tasks)
+        total = min(n, len(candidates))
+        if not candidates:
+            tasks = not include_tasks and candidates_for(
+                self.bank, topic.id if topic else None, include_tasks=True
+            )
+            self.say(
+                "Здесь нет вопросов" + (" — только практические задачи: добавьте --tasks." if tasks else ".")
+            )
+            return self.stats
+        where = f"тема «{topic.title_ru}»" if topic else "все темы"
+        self.say(f"Тренировка: {total} {plural(total, 'вопрос', 'вопроса', 'вопросов')}, {where}.")
+        self.say(HELP)
+        asked: set[str] = set()
+        try:
+            for i in range(1, total + 1):
+                picked = self.run_async(self._next(candidates, asked))
+                if picked is None:
+                    break
+                qid, ask = picked
+                asked.add(qid)
+                self.stats.asked += 1
+                self._question(self.bank.questions[qid], ask, i, total)
+        except _Quit:
+            pass
+        self.say()
+        return self.stats
+
+    def _question(self, q: Question, ask: Ask, i: int, total: int) -> None:
+        topic = self.bank.topic(q.topic)
+        title = topic.title_ru if topic else q.topic
+        label = f"задача {q.label}" if q.kind == "task" else q.label
+        self.say()
+        self.say(RULE)
+        self.say(f"Вопрос {i}/{total} · {title} · {label}")
+        self.say(q.text)
+        self.say()
+        text, ended = self._read_answer()
+        if text == ":skip":
+            self.stats.skipped += 1
+            self.say("Пропущено.")
+            return
+        if text == ":answer":
+            self.stats.revealed += 1
+            self.run_async(self._reveal(q))
+            self._show_reference(q, None)
+            return
+        grade = grading.grade(q, text)
+        self.run_async(self._store(q, ask, text, grade))
+        self.stats.answered += 1
+        self.stats.coverage += grade.coverage
+        self._feedback(q, grade)
+        self._show_reference(q, grade)
+        if ended:
+            raise _Quit
+
+    def _read_answer(self) -> tuple[str, bool]:
+        """Lines until an empty line, and whether input ended (EOF: what was typed is still
+        graded, then the session ends). A command on the first line acts at once."""
+        lines: list[str] = []
+        while True:
+            try:
+                line = self.read_line("> " if not lines else "  ")
+            except (EOFError, KeyboardInterrupt):
+                if lines:
+                    self.say()
+                    return "\n".join(lines), True
+                raise _Quit from None
+            command = line.strip().casefold()
+            if not lines and command.startswith(":"):
+                if command in (":quit", ":q", ":exit"):
+                    raise _Quit
+                if command in (":skip", ":s", ":next"):
+                    return ":skip", False
+                if command in (":answer", ":a", ":show"):
+                    return ":answer", False
+                self.say(HELP)
+                continue
+            if not line.strip():
+                if lines:
+                    return "\n".join(lines), False
+                self.say("(пустой ответ: напишите ответ, :skip или :quit)")
+                continue
+            lines.append(line)
+
+    def _feedback(self, q: Question, grade: grading.Grade) -> None:
+        total = len(q.key_points)
+        self.say()
+        self.say(
+            f"Ключевые пункты: {len(grade.covered)} из {total} "
+            f"({round(100 * grade.coverage)}%) — {VERDICTS[grade.verdict]}"
+        )
+        for i in grade.covered:
+            self.say(f"  ✓ {q.key_points[i].text}")
+        for i in grade.missed:
+            self.say(f"  ✗ подсказка: {grading.hint(q.key_points[i])}")
+        if grade.stuffed:
+            self.say("Похоже на перечень терминов, а не на ответ: оценка снижена.")
+        elif grade.words < grading.SHORT_WORDS:
+            self.say("Ответ совсем короткий: оценка снижена.")
+
+    def _show_reference(self, q: Question, grade: grading.Grade | None) -> None:
+        self.say()
+        self.say("Эталонный ответ:")
+        self.say(to_plain(q.answer))
+        self.say()
+        self.say("Что должно быть в ответе:")
+        covered = set(grade.covered) if grade else set()
+        for i, kp in enumerate(q.key_points):
+            self.say(f"  {'✓' if i in covered else '•'} {kp.text}")
+
+
+def run_practice(
+    bank: Bank,
+    database_url: str,
+    *,
+    topic: Topic | None,
+    n: int,
+    include_tasks: bool = False,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    rng: random.Random | None = None,
+) -> Stats:
+    out = stdout or sys.stdout
+    db = Database(database_url)
+    with asyncio.Runner() as runner:
+        try:
+            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng)
+            stats = session.run(topic=topic, n=n, include_tasks=include_tasks)
+        finally:
+            runner.run(db.close())
+    print(stats.line(describe_db(db.url)), file=out, flush=True)
+    return stats
