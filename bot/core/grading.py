@@ -37,8 +37,9 @@ class Grade:
 
 
 def _covers(point: KeyPoint, answer_keys: list[str]) -> bool:
+    # Stop words are kept on both sides: "не хранит" must not match "хранит".
     for phrase in point.match:
-        phrase_keys = keys(phrase)
+        phrase_keys = keys(phrase, drop_stopwords=False)
         if phrase_keys and phrase_in(phrase_keys, answer_keys):
             return True
     return False
@@ -57,7 +58,7 @@ def looks_stuffed(text: str) -> bool:
 
 
 def grade(question: Question, text: str) -> Grade:
-    answer_keys = keys(text)
+    answer_keys = keys(text, drop_stopwords=False)
     covered = tuple(i for i, kp in enumerate(question.key_points) if _covers(kp, answer_keys))
     missed = tuple(i for i in range(len(question.key_points)) if i not in covered)
     total = len(question.key_points) or 1
@@ -78,4 +79,4 @@ def hint(point: KeyPoint) -> str:
     if len(parts) <= 3:
         return f"{parts[0]}…" if len(parts) > 1 else "…"
     keep = max(2, round(len(parts) * 0.4))
-    return " ".join(parts[:keep]).rstrip(",.;:—-") + "…"
+    return " ".join(parts[:keep]).rstrip(",.;:—- ") + "…"

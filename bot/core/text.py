@@ -241,7 +241,9 @@ _STOP: Final = frozenset(
 
 # Jargon whose transliteration does not meet the English spelling.
 _JARGON: Final = {
-    "кэш": "cache", "кеш": "cache", "кэша": "cache", "кеша": "cache", "кэшом": "cache",
+    "кэш": "cache", "кеш": "cache", "кэша": "cache", "кеша": "cache", "кэшем": "cache", "кешем": "cache",
+    "кэше": "cache", "кеше": "cache", "кэши": "cache", "кеши": "cache", "кэшей": "cache", "кешей": "cache",
+    "кэшу": "cache", "кешу": "cache", "кэшами": "cache", "кешами": "cache",
     "аттеншн": "attention", "атеншн": "attention", "аттеншен": "attention",
     "лора": "lora", "лоры": "lora", "лору": "lora", "лорой": "lora",
     "регуляризация": "regularization", "регуляризации": "regularization",
@@ -292,11 +294,18 @@ def is_stopword(word: str) -> bool:
 
 
 def key_matches(a: str, b: str) -> bool:
+    """Symmetric match (search): equal, or one long key is a prefix of the other."""
     if a == b:
         return True
     if len(a) < PREFIX_MIN or len(b) < PREFIX_MIN:
         return False
     return a.startswith(b) or b.startswith(a)
+
+
+def covers(wanted: str, found: str) -> bool:
+    """One-way match (grading): the answer's key ``found`` is ``wanted`` or extends it, so a short
+    word in an answer ("батч") does not count as a longer term ("batchnorm")."""
+    return found == wanted or (len(wanted) >= PREFIX_MIN and found.startswith(wanted))
 
 
 def phrase_in(phrase_keys: list[str], text_keys: list[str], slack: int = 2) -> bool:
@@ -306,12 +315,12 @@ def phrase_in(phrase_keys: list[str], text_keys: list[str], slack: int = 2) -> b
     if n == 0:
         return False
     if n == 1:
-        return any(key_matches(phrase_keys[0], k) for k in text_keys)
+        return any(covers(phrase_keys[0], k) for k in text_keys)
     width = n + slack
     for i, key in enumerate(text_keys):
-        if not key_matches(phrase_keys[0], key) and not any(key_matches(p, key) for p in phrase_keys[1:]):
+        if not covers(phrase_keys[0], key):
             continue
         window = text_keys[max(0, i - width + 1) : i + width]
-        if all(any(key_matches(p, k) for k in window) for p in phrase_keys):
+        if all(any(covers(p, k) for k in window) for p in phrase_keys):
             return True
     return False
