@@ -18,7 +18,7 @@ ENV DATABASE_URL=sqlite:////data/interview-bot.db \
     PYTHONUNBUFFERED=1
 VOLUME ["/data"]
 EXPOSE 8443 9100
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
-  CMD python -c "import sys,urllib.request as u; p=__import__('os').environ.get('METRICS_PORT'); sys.exit(0 if not p else (0 if u.urlopen(f'http://127.0.0.1:{p}/healthz', timeout=4).status == 200 else 1))"
+# /healthz on the webhook port (webhook mode) or METRICS_PORT (polling): database, bank, tick age.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s CMD ["interview-bot", "health"]
 ENTRYPOINT ["interview-bot"]
 CMD ["run"]

@@ -79,6 +79,26 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_health(args: argparse.Namespace) -> int:
+    """Exit 0 when the running bot's /healthz says ok (for container health checks)."""
+    import json
+    import urllib.request
+
+    settings = load_settings()
+    port = settings.webhook_port if settings.webhook_url else settings.metrics_port
+    if port is None:
+        print("no HTTP server configured (set METRICS_PORT or run with a webhook); nothing to check")
+        return 0
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=4) as response:
+            body = json.loads(response.read())
+    except OSError as exc:
+        print(f"unhealthy: {exc}")
+        return 1
+    print(json.dumps(body))
+    return 0 if body.get("ok") else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="interview-bot",
@@ -97,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = sub.add_parser("migrate", help="apply database migrations and exit")
     migrate.set_defaults(func=cmd_migrate)
+
+    health = sub.add_parser("health", help="check a running bot's /healthz (exit 0 when healthy)")
+    health.set_defaults(func=cmd_health)
 
     from bot.interop.cli import add_commands
 

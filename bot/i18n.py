@@ -20,9 +20,7 @@ def _catalog(lang: str) -> dict[str, Any]:
     """``locales/<lang>.yaml`` merged with ``locales/<lang>.<feature>.yaml`` files (one per feature)."""
     folder = resources.files("bot").joinpath("locales")
     names = sorted(
-        entry.name
-        for entry in folder.iterdir()
-        if entry.name.startswith(f"{lang}.") and entry.name.endswith(".yaml")
+        entry.name for entry in folder.iterdir() if entry.name.startswith(f"{lang}.") and entry.name.endswith(".yaml")
     )
     merged: dict[str, Any] = {}
     for name in names:

@@ -32,6 +32,7 @@ def seed_due_chats(
     due_ago: timedelta = timedelta(minutes=1),
     chat_type: str = "private",
     reveal_minute: int | None = None,
+    push_kind: str = "question",
 ) -> None:
     """Chats subscribed to a daily push that became due ``due_ago`` ago (UTC zone)."""
     now = datetime.now(UTC)
@@ -46,7 +47,7 @@ def seed_due_chats(
             1,
             minute,
             0,
-            "question",
+            push_kind,
             reveal_minute,
             due.isoformat(sep=" "),
             due.date().isoformat(),

@@ -99,9 +99,7 @@ def parse_html(text: str) -> str:
         if ch == "&":
             m = _ENTITY_RE.match(text, pos)
             if not m:
-                raise ApiError(
-                    400, f"Bad Request: can't parse entities: unsupported entity at byte offset {pos}"
-                )
+                raise ApiError(400, f"Bad Request: can't parse entities: unsupported entity at byte offset {pos}")
             out.append(html.unescape(m.group(0)))
             pos = m.end()
             continue
@@ -110,9 +108,7 @@ def parse_html(text: str) -> str:
         out.append(ch)
         pos += 1
     if stack:
-        raise ApiError(
-            400, f"Bad Request: can't parse entities: can't find end tag corresponding to \"{stack[-1]}\""
-        )
+        raise ApiError(400, f"Bad Request: can't parse entities: can't find end tag corresponding to \"{stack[-1]}\"")
     return "".join(out)
 
 
@@ -277,9 +273,7 @@ class FakeTelegram:
     def group(self, chat_id: int, title: str = "Study group", *, admins: set[int] | None = None,
               supergroup: bool = False) -> Chat:  # fmt: skip
         with self._lock:
-            chat = self.chats.setdefault(
-                chat_id, Chat(chat_id, "supergroup" if supergroup else "group", title)
-            )
+            chat = self.chats.setdefault(chat_id, Chat(chat_id, "supergroup" if supergroup else "group", title))
             chat.admins |= admins or set()
             return chat
 
@@ -386,9 +380,7 @@ class FakeTelegram:
 
     async def _handle(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != TOKEN:
-            return web.json_response(
-                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
-            )
+            return web.json_response({"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401)
         method = request.match_info["method"]
         try:
             params = await self._params(request)
@@ -613,12 +605,8 @@ class FakeTelegram:
         if len(params.get("text") or "") > 200:
             raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
         with self._lock:
-            if any(
-                a.get("callback_query_id") == params.get("callback_query_id") for a in self.callback_answers
-            ):
-                raise ApiError(
-                    400, "Bad Request: query is too old and response timeout expired or query ID is invalid"
-                )
+            if any(a.get("callback_query_id") == params.get("callback_query_id") for a in self.callback_answers):
+                raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
             self.callback_answers.append(params)
         return True
 
@@ -658,10 +646,11 @@ class FakeTelegram:
         )
         poll = {
             "id": poll_id, "question": question,
-            "options": [{"text": o, "voter_count": 0} for o in texts],
+            "options": [{"text": o, "voter_count": 0, "persistent_id": str(i)} for i, o in enumerate(texts)],
             "total_voter_count": 0, "is_closed": False,
             "is_anonymous": bool(params.get("is_anonymous", True)),
             "type": params.get("type") or "regular", "allows_multiple_answers": False,
+            "allows_revoting": False, "members_only": False,
         }  # fmt: skip
         if poll["type"] == "quiz" and correct:
             poll["correct_option_id"] = correct[0]
@@ -712,9 +701,7 @@ class FakeUser:
     def in_chat(self, chat: Chat) -> FakeUser:
         return FakeUser(self.fake, self.id, self.first_name, self.language_code, chat)
 
-    def _message(
-        self, text: str, reply_to: int | None = None, message_id: int | None = None
-    ) -> dict[str, Any]:
+    def _message(self, text: str, reply_to: int | None = None, message_id: int | None = None) -> dict[str, Any]:
         message: dict[str, Any] = {
             "message_id": message_id or self.fake.new_message_id(self.chat.id),
             "date": int(time.time()),
@@ -774,9 +761,18 @@ class FakeUser:
         })  # fmt: skip
         return query_id
 
-    def answer_poll(self, poll_id: str, option: int) -> None:
+    def answer_poll(self, poll_id: str, option: int | None) -> None:
+        """Tap an option of a poll (None: retract the vote)."""
+        options = [] if option is None else [option]
         self.fake.push_update(
-            {"poll_answer": {"poll_id": poll_id, "user": self.as_dict(), "option_ids": [option]}}
+            {
+                "poll_answer": {
+                    "poll_id": poll_id,
+                    "user": self.as_dict(),
+                    "option_ids": options,
+                    "option_persistent_ids": [str(o) for o in options],
+                }
+            }
         )
 
     _seen = 0

@@ -113,12 +113,8 @@ def test_bad_yaml_reports_its_own_line_and_column(tmp_path: Path) -> None:
     assert len(found) == 1 and found[0].startswith("broken.yaml:4: bad YAML at column 1:")
 
 
-def test_every_problem_reported_at_once_and_cli_exit_code(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bank = make_bank(
-        tmp_path, question("Bad Id") + question("q2", difficulty="5") + question("q3", topic="x")
-    )
+def test_every_problem_reported_at_once_and_cli_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bank = make_bank(tmp_path, question("Bad Id") + question("q2", difficulty="5") + question("q3", topic="x"))
     assert main(["validate", str(bank)]) == 1
     err = capsys.readouterr().err
     assert "id 'Bad Id' must be lowercase" in err

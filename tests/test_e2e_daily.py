@@ -29,9 +29,7 @@ def own_fake() -> Iterator[FakeTelegram]:
 
 def pushes(fake: FakeTelegram, chat_ids: set[int] | None = None) -> Counter[int]:
     return Counter(
-        m.chat_id
-        for m in fake.messages()
-        if "Вопрос дня" in m.text and (chat_ids is None or m.chat_id in chat_ids)
+        m.chat_id for m in fake.messages() if "Вопрос дня" in m.text and (chat_ids is None or m.chat_id in chat_ids)
     )
 
 
@@ -53,17 +51,13 @@ def test_daily_settings_and_validation(fake: FakeTelegram, bot: BotProcess, uid:
         user.send(bad)
         (msg,) = user.expect()
         assert "Не понял" in msg.text and "/daily 09:30 Europe/Berlin" in msg.text
-    assert query(bot.db_url, "select push_minute, timezone from chats where id = ?", uid) == [
-        (570, "UTC+03:00")
-    ]
+    assert query(bot.db_url, "select push_minute, timezone from chats where id = ?", uid) == [(570, "UTC+03:00")]
     user.press(view, view.button("Только будни"))
     fake.wait_for(lambda: "✓ Только будни" in view.buttons()[1][0], 5)
     user.send("/daily off")
     (view,) = user.expect()
     assert "выключен" in view.text
-    assert query(bot.db_url, "select push_enabled, push_weekdays_only from chats where id = ?", uid) == [
-        (0, 1)
-    ]
+    assert query(bot.db_url, "select push_enabled, push_weekdays_only from chats where id = ?", uid) == [(0, 1)]
 
 
 def test_only_group_admins_change_daily(fake: FakeTelegram, bot: BotProcess) -> None:
@@ -83,9 +77,7 @@ def test_only_group_admins_change_daily(fake: FakeTelegram, bot: BotProcess) -> 
     assert "Вечерний разбор (ответ и сколько участников ответили): 20:00" in view.text
 
 
-def test_push_arrives_at_the_set_minute_and_is_answerable(
-    own_fake: FakeTelegram, tmp_path: Path, uid: int
-) -> None:
+def test_push_arrives_at_the_set_minute_and_is_answerable(own_fake: FakeTelegram, tmp_path: Path, uid: int) -> None:
     fake = own_fake
     bot = BotProcess(fake, tmp_path, env=FAST).start()
     try:
@@ -165,9 +157,7 @@ def test_429_pauses_all_sends_then_delivers(own_fake: FakeTelegram, tmp_path: Pa
         fake.wait_for(lambda: len(pushes(fake, set(chats))) == len(chats), 30, "all pushes")
     finally:
         bot.stop()
-    calls = [
-        (p.get("chat_id"), at) for m, p, at in fake.calls if m == "sendMessage" and p.get("chat_id") in chats
-    ]
+    calls = [(p.get("chat_id"), at) for m, p, at in fake.calls if m == "sendMessage" and p.get("chat_id") in chats]
     refused_at = next(at for cid, at in calls if cid == chats[5])
     during_pause = [cid for cid, at in calls if refused_at + 0.05 < at < refused_at + 1.95]
     assert during_pause == []
@@ -201,8 +191,33 @@ def test_403_switches_push_off_and_migration_moves_the_chat(own_fake: FakeTelegr
     ]
     assert len([p for p in fake.calls_of("sendMessage") if p.get("chat_id") == blocked]) == 1  # never retried
     assert query(bot.db_url, "select count(*) from chats where id = ?", group) == [(0,)]
-    assert query(bot.db_url, "select type, push_enabled from chats where id = ?", -100_920_002) == [
-        ("supergroup", 1)
-    ]
+    assert query(bot.db_url, "select type, push_enabled from chats where id = ?", -100_920_002) == [("supergroup", 1)]
     assert query(bot.db_url, "select status from deliveries where chat_id = ?", -100_920_002) == [("sent",)]
     assert pushes(fake, {-100_920_002})[-100_920_002] == 1
+
+
+def test_group_push_as_quiz_poll_and_evening_reveal(own_fake: FakeTelegram, tmp_path: Path) -> None:
+    fake = own_fake
+    quiz_group, question_group = -930_001, -930_002
+    fake.group(quiz_group)
+    fake.group(question_group)
+    bot = BotProcess(fake, tmp_path, env=FAST)
+    migrate(bot.db_url, tmp_path)
+    seed_due_chats(bot.db_url, [quiz_group], chat_type="group", push_kind="quiz")
+    now = datetime.now(UTC)
+    reveal = now.hour * 60 + now.minute  # the reveal time has come already today
+    seed_due_chats(bot.db_url, [question_group], chat_type="group", reveal_minute=reveal)
+    try:
+        bot.start()
+        fake.wait_for(lambda: any(m.method == "sendPoll" for m in fake.messages(quiz_group)), 20, "the quiz poll")
+        (poll,) = [m for m in fake.messages(quiz_group) if m.method == "sendPoll"]
+        assert poll.params["type"] == "quiz" and poll.params["is_anonymous"] is False
+        fake.wait_for(lambda: any("Разбор вопроса дня" in m.text for m in fake.messages(question_group)), 20, "reveal")
+        push, reveal_msg = fake.messages(question_group)[:2]
+        assert "Вопрос дня" in push.text
+        assert "ответили: 0" in reveal_msg.text and "Эталонный ответ" in reveal_msg.text
+        time.sleep(1.5)
+    finally:
+        bot.stop()
+    assert len([m for m in fake.messages(question_group) if "Разбор" in m.text]) == 1  # once
+    assert query(bot.db_url, "select status from deliveries where chat_id = ?", quiz_group) == [("sent",)]

@@ -115,18 +115,14 @@ def test_topic_filter_applies_to_q_until_cleared(fake: FakeTelegram, bot: BotPro
     assert "Фильтр сброшен" in msg.text
 
 
-def test_answer_by_reply_second_answer_and_edit_keep_all(
-    fake: FakeTelegram, bot: BotProcess, uid: int
-) -> None:
+def test_answer_by_reply_second_answer_and_edit_keep_all(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
     user = fake.user(uid)
     user.send("/q 472")
     (q472,) = user.expect()
     user.send("/q 469")
     user.expect()
     # a reply to the earlier question answers that one, not the pending one
-    first = user.send(
-        "Градиенты суммируются по микробатчам, шаг оптимизатора раз в N", reply_to=q472.message_id
-    )
+    first = user.send("Градиенты суммируются по микробатчам, шаг оптимизатора раз в N", reply_to=q472.message_id)
     (ok,) = user.expect()
     assert "Ответ сохранён" in ok.text
     user.send("Ещё: loss делим на число шагов накопления", reply_to=q472.message_id)

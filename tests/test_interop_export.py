@@ -42,9 +42,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str
 # Anki -----------------------------------------------------------------------------------------
 
 
-def read_apkg(
-    path: Path, tmp: Path
-) -> tuple[dict[str, tuple[list[str], set[str], int]], dict[str, str], set[int]]:
+def read_apkg(path: Path, tmp: Path) -> tuple[dict[str, tuple[list[str], set[str], int]], dict[str, str], set[int]]:
     """{guid: (fields, tags, deck id)}, {deck id: name}, model ids — straight from the SQLite file."""
     with zipfile.ZipFile(path) as z:
         z.extract("collection.anki2", tmp)
@@ -55,9 +53,7 @@ def read_apkg(
             assert mid == MODEL_ID
             (deck,) = con.execute("SELECT did FROM cards WHERE nid = ?", (nid,)).fetchone()
             notes[guid] = (flds.split("\x1f"), set(tags.split()), deck)
-        decks = {
-            k: v["name"] for k, v in json.loads(con.execute("SELECT decks FROM col").fetchone()[0]).items()
-        }
+        decks = {k: v["name"] for k, v in json.loads(con.execute("SELECT decks FROM col").fetchone()[0]).items()}
         models = {int(k) for k in json.loads(con.execute("SELECT models FROM col").fetchone()[0])}
     finally:
         con.close()
@@ -114,9 +110,7 @@ def test_anki_topic_filter_and_overwrite_rule(
     assert code == 2 and "no topic 'нет-такой'" in stderr
 
 
-def test_anki_leaves_out_questions_without_an_answer(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_anki_leaves_out_questions_without_an_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bank_file = tmp_path / "vault.yaml"
     assert run(capsys, "import", FIX / "vault", "--out", bank_file, "--bank", "none")[0] == 0
     code, stdout, _ = run(capsys, "export", "anki", "--bank", bank_file, "--out", tmp_path / "v.apkg")
@@ -177,9 +171,7 @@ def test_csv_for_excel_and_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "excel.csv"
     assert run(capsys, "export", "csv", "--excel", "--topic", "lora", "--out", out)[0] == 0
     data = out.read_bytes()
-    assert data.startswith(
-        b"\xef\xbb\xbfid;topic;kind;number;question;answer;key points;terms;difficulty\r\n"
-    )
+    assert data.startswith(b"\xef\xbb\xbfid;topic;kind;number;question;answer;key points;terms;difficulty\r\n")
     bank_file = tmp_path / "lora.yaml"
     code, stdout, _ = run(capsys, "import", out, "--out", bank_file, "--bank", "none")
     assert code == 0 and "Added 14 new" in stdout

@@ -59,9 +59,7 @@ def copy_seeds(tmp_path: Path) -> Path:
 
 
 @needs_seeds
-def test_both_seed_pages_reproduce_the_shipped_seed_items(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_both_seed_pages_reproduce_the_shipped_seed_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "seeds.yaml"
     code, stdout, _ = run(capsys, "import", copy_seeds(tmp_path), "--out", out, "--bank", "none")
     assert code == 0, stdout
@@ -87,9 +85,7 @@ def test_both_seed_pages_reproduce_the_shipped_seed_items(
 
 
 @needs_seeds
-def test_seed_page_as_real_markdown_gives_the_same_items(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_seed_page_as_real_markdown_gives_the_same_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The plain-text rendering and a Markdown note with # headings and - bullets are read alike."""
     lines = ["---", "title: Deep Learning", "---", "# Deep Learning", ""]
     for line in (SEEDS / DL_SEED).read_text(encoding="utf-8").splitlines()[4:]:
@@ -114,9 +110,7 @@ def test_seed_page_as_real_markdown_gives_the_same_items(
 
 
 @needs_seeds
-def test_seeds_merged_into_the_shipped_bank_add_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_seeds_merged_into_the_shipped_bank_add_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bank = tmp_path / "bank"
     shutil.copytree(default_bank_path(), bank)
     out = bank / "imported.yaml"
@@ -198,9 +192,7 @@ def test_vault_notes_become_topics_questions_and_a_glossary_term(
     assert "Needs answer: 9 question(s)" in stdout
 
 
-def test_vault_as_an_addition_merges_with_the_bank(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_vault_as_an_addition_merges_with_the_bank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bank_dir = tmp_path / "bank"
     shutil.copytree(default_bank_path(), bank_dir)
     out = bank_dir / "vault.yaml"
@@ -222,9 +214,7 @@ def test_vault_as_an_addition_merges_with_the_bank(
     assert main(["validate", str(bank_dir)]) == 0
 
 
-def test_reimport_keeps_written_answers_and_adds_new_items(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_reimport_keeps_written_answers_and_adds_new_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(FIX / "vault", vault)
     out = tmp_path / "vault.yaml"
@@ -265,9 +255,7 @@ def test_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.Captu
     assert not list(tmp_path.glob(".*importing"))
 
 
-def test_an_invalid_bank_to_merge_with_stops_the_import(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_invalid_bank_to_merge_with_stops_the_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "topics.yaml").write_text("topics:\n  - id: Bad Id\n", encoding="utf-8")
@@ -298,9 +286,7 @@ def test_large_input_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_csv_with_bom_and_semicolons(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (FIX / "questions_semicolon_bom.csv").read_bytes().startswith(b"\xef\xbb\xbf")
     out = tmp_path / "csv.yaml"
-    code, stdout, _ = run(
-        capsys, "import", FIX / "questions_semicolon_bom.csv", "--out", out, "--bank", "none"
-    )
+    code, stdout, _ = run(capsys, "import", FIX / "questions_semicolon_bom.csv", "--out", out, "--bank", "none")
     assert code == 0
     bank = load_bank(out)
     lora = _by_text(bank, "Что такое LoRA")
@@ -335,12 +321,8 @@ def test_csv_with_commas_merges_into_the_bank(tmp_path: Path, capsys: pytest.Cap
         ("eval", "оценк", "метрик"),
     ]
     # importing the same rows again merges them
-    code, stdout, _ = run(
-        capsys, "import", FIX / "questions.csv", "--out", out, "--bank", bank_dir, "--force"
-    )
-    assert (
-        code == 0 and "Added 0 new" in stdout and f"{q.id}: merged into {q.id} of the existing file" in stdout
-    )
+    code, stdout, _ = run(capsys, "import", FIX / "questions.csv", "--out", out, "--bank", bank_dir, "--force")
+    assert code == 0 and "Added 0 new" in stdout and f"{q.id}: merged into {q.id} of the existing file" in stdout
 
 
 def test_csv_cells_split_by_an_unquoted_separator_are_reported(
@@ -364,9 +346,7 @@ def test_csv_without_a_question_column_is_refused(tmp_path: Path, capsys: pytest
 def test_key_point_cells_and_delimiters() -> None:
     assert detect_delimiter("topic;number;question") == ";"
     assert detect_delimiter('topic,"a;b;c",question') == ","
-    points = parse_key_points(
-        "Зачем: активации растут: память активаций|activation memory;;Просто текст без списка"
-    )
+    points = parse_key_points("Зачем: активации растут: память активаций|activation memory;;Просто текст без списка")
     assert points[0].text == "Зачем: активации растут"
     assert points[0].match == ("память активаций", "activation memory")
     assert points[1].text == "Просто текст без списка" and points[1].match  # match words derived
@@ -379,17 +359,12 @@ def test_an_answer_too_long_for_a_message_is_left_out_not_fatal(
 ) -> None:
     long_answer = "\n".join(f"    - Пункт {i}: " + "очень длинное объяснение " * 8 for i in range(40))
     note = tmp_path / "long.md"
-    note.write_text(
-        f"# Длинное\n- Что такое длинный ответ?\n{long_answer}\n- Короткий вопрос?\n", encoding="utf-8"
-    )
+    note.write_text(f"# Длинное\n- Что такое длинный ответ?\n{long_answer}\n- Короткий вопрос?\n", encoding="utf-8")
     src = tmp_path / "rows.csv"
     src.write_text("topic,number,question\nrag,abc,Что такое RAG?\n", encoding="utf-8")
     code, stdout, _ = run(capsys, "import", note, "--out", tmp_path / "long.yaml", "--bank", "none")
     assert code == 0
-    assert (
-        "long.md:2: the answer found for 'Что такое длинный ответ?' does not fit one Telegram message"
-        in stdout
-    )
+    assert "long.md:2: the answer found for 'Что такое длинный ответ?' does not fit one Telegram message" in stdout
     bank = load_bank(tmp_path / "long.yaml")
     assert _by_text(bank, "Что такое длинный ответ").answer.startswith(PLACEHOLDER_PREFIX)
     code, stdout, _ = run(capsys, "import", src, "--out", tmp_path / "rows.yaml", "--bank", "none")

@@ -46,9 +46,7 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     script = io.StringIO(f"{ANSWER}\n\n:answer\n")
     out = io.StringIO()
-    stats = run_practice(
-        bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3)
-    )
+    stats = run_practice(bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3))
     text = out.getvalue()
 
     asked = re.findall(r"Вопрос (\d)/2 · Основы ML · (ml-0\d)", text)
@@ -68,9 +66,9 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     )
     assert (stats.asked, stats.answered) == (2, 1)
 
-    assert rows(
-        db, "SELECT user_id, chat_id, question_id, text, round(coverage, 2), covered FROM answers"
-    ) == [(0, 0, first.id, ANSWER, 0.67, "0,1")]
+    assert rows(db, "SELECT user_id, chat_id, question_id, text, round(coverage, 2), covered FROM answers") == [
+        (0, 0, first.id, ANSWER, 0.67, "0,1")
+    ]
     assert rows(db, "SELECT chat_id, user_id, question_id, source FROM asks ORDER BY id") == [
         (0, 0, first.id, "terminal"),
         (0, 0, second.id, "terminal"),
@@ -101,9 +99,7 @@ def test_eof_right_away_quits_with_a_summary(tmp_path: Path) -> None:
     assert stats.answered == 0
 
 
-def test_unknown_topic_lists_the_topics(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unknown_topic_lists_the_topics(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BANK_PATH", str(BANK))
     assert main(["practice", "--topic", "квант"]) == 2
     err = capsys.readouterr().err

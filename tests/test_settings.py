@@ -55,9 +55,7 @@ def test_dotenv_file(tmp_path: Path) -> None:
         ("TELEGRAM_API_URL", "api.telegram.org", "TELEGRAM_API_URL: must start with http"),
     ],
 )
-def test_bad_values_name_the_variable(
-    monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str
-) -> None:
+def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str) -> None:
     monkeypatch.setenv(key, value)
     with pytest.raises(SettingsError) as info:
         load_settings()

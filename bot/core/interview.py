@@ -89,8 +89,6 @@ def report(bank: Bank, items: Sequence[ItemResult]) -> Report:
         q = bank.question(item.question_id)
         if q is not None:
             per_topic[q.topic].append(item.score)
-    topic_scores = sorted(
-        ((topic, round(100 * sum(v) / len(v))) for topic, v in per_topic.items()), key=lambda x: x[1]
-    )
+    topic_scores = sorted(((topic, round(100 * sum(v) / len(v))) for topic, v in per_topic.items()), key=lambda x: x[1])
     weakest = [(topic, score) for topic, score in topic_scores if score < 60][:3]
     return Report(list(items), overall, weakest)

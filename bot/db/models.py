@@ -159,9 +159,7 @@ class ChatSeen(Base):
 
     __tablename__ = "chat_seen"
 
-    chat_id: Mapped[int] = mapped_column(
-        BigInteger, ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
-    )
+    chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True)
     question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
 
@@ -196,9 +194,7 @@ class Card(Base):
 
     __tablename__ = "cards"
 
-    user_id: Mapped[int] = mapped_column(
-        BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
-    )
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     state: Mapped[str] = mapped_column(Text)  # fsrs.Card.to_dict() as JSON
     due: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -262,9 +258,7 @@ class Poll(Base):
 class PollAnswer(Base):
     __tablename__ = "poll_answers"
 
-    poll_id: Mapped[str] = mapped_column(
-        String(64), ForeignKey("polls.id", ondelete="CASCADE"), primary_key=True
-    )
+    poll_id: Mapped[str] = mapped_column(String(64), ForeignKey("polls.id", ondelete="CASCADE"), primary_key=True)
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
     option: Mapped[int] = mapped_column(Integer)
@@ -272,3 +266,12 @@ class PollAnswer(Base):
     answered_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (Index("ix_poll_answers_chat", "chat_id", "answered_at"),)
+
+
+class ProcessedUpdate(Base):
+    """Update ids already taken (webhook mode), so a redelivered update is handled once."""
+
+    __tablename__ = "processed_updates"
+
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -127,9 +127,7 @@ async def create_interview(
 
 async def items(session: AsyncSession, interview_id: int) -> list[InterviewItem]:
     rows = await session.execute(
-        select(InterviewItem)
-        .where(InterviewItem.interview_id == interview_id)
-        .order_by(InterviewItem.position)
+        select(InterviewItem).where(InterviewItem.interview_id == interview_id).order_by(InterviewItem.position)
     )
     return list(rows.scalars())
 
@@ -150,9 +148,7 @@ async def item_for_ask(session: AsyncSession, ask_id: int) -> tuple[Interview, I
     return (row[0], row[1]) if row else None
 
 
-async def grade_interview_item(
-    session: AsyncSession, user_id: int, chat_id: int, question_id: str, grade: int
-) -> None:
+async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int, question_id: str, grade: int) -> None:
     """A self-assessment for a question of the user's latest interview in this chat."""
     latest = await session.scalar(
         select(Interview.id)

@@ -7,12 +7,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import Answer, Ask, Chat, ChatSeen, Delivery, Reveal, User, utcnow
+from bot.db.models import (
+    Answer,
+    Ask,
+    Chat,
+    ChatSeen,
+    Delivery,
+    Poll,
+    PollAnswer,
+    ProcessedUpdate,
+    Reveal,
+    User,
+    utcnow,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +100,7 @@ async def get_user(session: AsyncSession, user_id: int) -> User | None:
 
 
 async def seen_counts(session: AsyncSession, chat_id: int) -> dict[str, int]:
-    rows = await session.execute(
-        select(ChatSeen.question_id, ChatSeen.count).where(ChatSeen.chat_id == chat_id)
-    )
+    rows = await session.execute(select(ChatSeen.question_id, ChatSeen.count).where(ChatSeen.chat_id == chat_id))
     return {qid: count for qid, count in rows.all()}
 
 
@@ -131,9 +141,7 @@ async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -
 
 
 async def ask_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Ask | None:
-    result = await session.execute(
-        select(Ask).where(Ask.chat_id == chat_id, Ask.message_id == message_id).limit(1)
-    )
+    result = await session.execute(select(Ask).where(Ask.chat_id == chat_id, Ask.message_id == message_id).limit(1))
     return result.scalar_one_or_none()
 
 
@@ -193,9 +201,7 @@ async def latest_answer(session: AsyncSession, user_id: int, question_id: str) -
 
 
 async def answers_for_ask(session: AsyncSession, ask_id: int) -> int:
-    result = await session.execute(
-        select(func.count(func.distinct(Answer.user_id))).where(Answer.ask_id == ask_id)
-    )
+    result = await session.execute(select(func.count(func.distinct(Answer.user_id))).where(Answer.ask_id == ask_id))
     return int(result.scalar_one())
 
 
@@ -226,6 +232,17 @@ async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
         columns["type"] = "supergroup"
         session.add(Chat(id=new_id, **columns))
         await session.flush()
-    for model in (Ask, ChatSeen, Delivery, Answer, Reveal):
+    for model in (Ask, ChatSeen, Delivery, Answer, Reveal, Poll, PollAnswer):
         await session.execute(update(model).where(model.chat_id == old_id).values(chat_id=new_id))
     await session.delete(old)
+
+
+async def claim_update(session: AsyncSession, update_id: int) -> bool:
+    """True the first time an update id is seen (by any instance sharing the database)."""
+    ins = _insert(session)(ProcessedUpdate).values(update_id=update_id, received_at=utcnow())
+    result = await session.execute(ins.on_conflict_do_nothing(index_elements=[ProcessedUpdate.update_id]))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def prune_updates(session: AsyncSession, older_than: datetime) -> None:
+    await session.execute(delete(ProcessedUpdate).where(ProcessedUpdate.received_at < older_than))

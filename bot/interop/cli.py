@@ -76,9 +76,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if out.is_dir():
         return _fail(f"--out {out} is a folder; give a file name such as {out / 'imported.yaml'}")
     if out.exists() and not args.force:
-        return _fail(
-            f"{out} already exists; add --force to merge into it and rewrite it (nothing was written)"
-        )
+        return _fail(f"{out} already exists; add --force to merge into it and rewrite it (nothing was written)")
     bank_path = None if args.bank == "none" else Path(args.bank) if args.bank else configured_bank_path()
     try:
         target = plan_target(out, bank_path, force=args.force)
@@ -137,10 +135,7 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
         return _fail(f"no questions with a reference answer to export ({len(summary.skipped)} need one)")
     print(f"Wrote {out}: {summary.notes} notes in {summary.decks} deck(s) under 'Interview bot'.")
     if summary.skipped:
-        print(
-            f"Left out {len(summary.skipped)} question(s) without a reference answer: "
-            + ", ".join(summary.skipped)
-        )
+        print(f"Left out {len(summary.skipped)} question(s) without a reference answer: " + ", ".join(summary.skipped))
     print("Importing a newer export into Anki updates these notes (stable ids) instead of adding copies.")
     return 0
 

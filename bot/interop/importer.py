@@ -314,9 +314,7 @@ class Importer:
             self._add_term(term, resolved)
         for draft, item in self._pending_terms:
             self._assign_terms(draft, item, exact=parsed.kind == "csv" and bool(item.terms))
-        self.report.kept = sum(
-            1 for q in self.questions.values() if q.origin == "file" and q.id not in self.touched
-        )
+        self.report.kept = sum(1 for q in self.questions.values() if q.origin == "file" and q.id not in self.touched)
         return self.report
 
     def _add_item(self, item: RawItem) -> str | None:
@@ -350,9 +348,7 @@ class Importer:
         if self.t.addition:
             self.report.merged.append((item.where, ref.id, f"already in the bank: {how}"))
             if item.answer and not is_placeholder(item.answer):
-                self.report.remarks.append(
-                    f"{item.where}: the answer in the notes was not used: {ref.id} has one"
-                )
+                self.report.remarks.append(f"{item.where}: the answer in the notes was not used: {ref.id} has one")
             return ref.id
         draft = self._copy_question(ref)
         self.touched.add(draft.id)
@@ -377,11 +373,7 @@ class Importer:
                 verb += "; answer taken from the import"
             elif item.answer.strip() != draft.answer.strip():
                 verb += "; kept the existing answer"
-        if (
-            draft.number is None
-            and item.number is not None
-            and (item.kind, item.number) not in self.by_number
-        ):
+        if draft.number is None and item.number is not None and (item.kind, item.number) not in self.by_number:
             draft.number = item.number
             self.by_number[(item.kind, item.number)] = draft
             verb += f"; number {item.number} added"
@@ -462,9 +454,7 @@ class Importer:
         if item.id:
             if ID_RE.match(item.id) and item.id not in self.taken:
                 return item.id
-            self.report.remarks.append(
-                f"{item.where}: id {item.id!r} is invalid or taken; a new one was made"
-            )
+            self.report.remarks.append(f"{item.where}: id {item.id!r} is invalid or taken; a new one was made")
         if item.number is not None:
             base = f"{'t' if item.kind == 'task' else 'q'}{item.number}"
             candidate, k = base, 2
@@ -545,14 +535,11 @@ class Importer:
         for alias in dict.fromkeys(a for a in aliases if a.casefold() != name.casefold()):
             if alias.casefold() in names:
                 self.report.remarks.append(
-                    f"{where}: alias {alias!r} of {name!r} dropped: "
-                    f"it names the term {names[alias.casefold()]!r}"
+                    f"{where}: alias {alias!r} of {name!r} dropped: it names the term {names[alias.casefold()]!r}"
                 )
             else:
                 kept.append(alias)
-        draft = TDraft(
-            tid, name, name if has_cyrillic(name) else "", kept, definition or STUB_DEFINITION, [], "new"
-        )
+        draft = TDraft(tid, name, name if has_cyrillic(name) else "", kept, definition or STUB_DEFINITION, [], "new")
         self.terms[tid] = draft
         self.report.terms_added.append(draft)
         self._term_index = None
@@ -848,9 +835,7 @@ def format_report(imp: Importer, parsed: Parsed, *, verbose: bool = False) -> li
     lines.append(f"Merged {len(r.merged)} with existing items (not duplicated){':' if r.merged else '.'}")
     lines += _limited([f"  = {where}  {qid}: {how}" for where, qid, how in r.merged], verbose)
     if copied:
-        lines.append(
-            f"  {len(copied)} of them were copied from the bank with their answers, key points and terms."
-        )
+        lines.append(f"  {len(copied)} of them were copied from the bank with their answers, key points and terms.")
     lines.append(f"Skipped {len(r.skipped)}{':' if r.skipped else '.'}")
     lines += _limited([f"  - {s.where}  {s.text[:60]!r}: {s.reason}" for s in r.skipped], verbose)
     if r.kept:
@@ -873,8 +858,7 @@ def format_report(imp: Importer, parsed: Parsed, *, verbose: bool = False) -> li
     needs = [q for q in imp.questions.values() if q.needs_answer]
     if needs:
         lines.append(
-            f"Needs answer: {len(needs)} question(s) have a placeholder answer ('TODO:') "
-            "and derived key points:"
+            f"Needs answer: {len(needs)} question(s) have a placeholder answer ('TODO:') and derived key points:"
         )
         lines += _limited([f"  ? {q.id}: {q.text[:80]}" for q in needs], verbose)
     else:

@@ -162,9 +162,7 @@ _FILLER_WORDS: Final = (
 )
 _FILLER: Final = frozenset(_FILLER_WORDS.split(" "))
 _LETTER = "0-9A-Za-zА-Яа-яЁё"
-_TOKEN = re.compile(
-    r"[0-9A-Za-zА-Яа-яЁё][0-9A-Za-zА-Яа-яЁё_.+#-]*[0-9A-Za-zА-Яа-яЁё_+#)]|[0-9A-Za-zА-Яа-яЁё]"
-)
+_TOKEN = re.compile(r"[0-9A-Za-zА-Яа-яЁё][0-9A-Za-zА-Яа-яЁё_.+#-]*[0-9A-Za-zА-Яа-яЁё_+#)]|[0-9A-Za-zА-Яа-яЁё]")
 _CLAUSES = re.compile(r"[?!;]+|(?<=[^\d])\.(?=\s|$)|,\s+(?=(?:а|и|или|что|как|какие|какой|зачем|чем)\b)")
 _GENERIC: Final = (
     KeyPoint("Когда и зачем это применяют", ("применяют", "используют", "позволяет", "use case")),

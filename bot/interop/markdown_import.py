@@ -132,11 +132,7 @@ def _tokenize(lines: list[str], start: int, chrome: Callable[[str], None]) -> li
         elif m := _BULLET.match(raw):
             out.append(_Line(no, "bullet", m.group(3).strip(), indent=len(m.group(1)), raw=raw))
         elif m := _NUMBERED.match(raw):
-            out.append(
-                _Line(
-                    no, "bullet", m.group(3).strip(), indent=len(m.group(1)), number=int(m.group(2)), raw=raw
-                )
-            )
+            out.append(_Line(no, "bullet", m.group(3).strip(), indent=len(m.group(1)), number=int(m.group(2)), raw=raw))
         else:
             out.append(_Line(no, "text", stripped, indent=len(raw) - len(raw.lstrip()), raw=raw))
     return out

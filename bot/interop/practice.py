@@ -48,9 +48,7 @@ class Stats:
 
     def line(self, where: str) -> str:
         mean = (
-            f", средний охват ключевых пунктов {round(100 * self.coverage / self.answered)}%"
-            if self.answered
-            else ""
+            f", средний охват ключевых пунктов {round(100 * self.coverage / self.answered)}%" if self.answered else ""
         )
         return (
             f"Итог: вопросов {self.asked}, ответов {self.answered}, пропущено {self.skipped}"
@@ -175,12 +173,8 @@ class Session:
         candidates = candidates_for(self.bank, topic.id if topic else None, include_tasks=include_tasks)
         total = min(n, len(candidates))
         if not candidates:
-            tasks = not include_tasks and candidates_for(
-                self.bank, topic.id if topic else None, include_tasks=True
-            )
-            self.say(
-                "Здесь нет вопросов" + (" — только практические задачи: добавьте --tasks." if tasks else ".")
-            )
+            tasks = not include_tasks and candidates_for(self.bank, topic.id if topic else None, include_tasks=True)
+            self.say("Здесь нет вопросов" + (" — только практические задачи: добавьте --tasks." if tasks else "."))
             return self.stats
         where = f"тема «{topic.title_ru}»" if topic else "все темы"
         self.say(f"Тренировка: {total} {plural(total, 'вопрос', 'вопроса', 'вопросов')}, {where}.")

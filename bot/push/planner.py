@@ -133,9 +133,7 @@ class PushPlanner:
                 ins = self._insert(session)(Delivery).values(fresh)
                 ins = ins.on_conflict_do_nothing(index_elements=["chat_id", "local_date"])
                 rows = await session.execute(
-                    ins.returning(
-                        Delivery.id, Delivery.chat_id, Delivery.local_date, Delivery.status, Delivery.due_at
-                    )
+                    ins.returning(Delivery.id, Delivery.chat_id, Delivery.local_date, Delivery.status, Delivery.due_at)
                 )
                 for delivery_id, chat_id, day, status, due_at in rows.all():
                     if status != "claimed":
@@ -196,7 +194,7 @@ class PushPlanner:
             )
         return PlanResult(claims, skipped, reclaimed)
 
-    async def mark_sent(self, delivery_id: int, message_id: int, question_id: str, now: datetime) -> None:
+    async def mark_sent(self, delivery_id: int, message_id: int, question_id: str | None, now: datetime) -> None:
         async with self.db.write() as session:
             await session.execute(
                 update(Delivery)
@@ -206,9 +204,7 @@ class PushPlanner:
 
     async def mark(self, delivery_id: int, status: str, error: str | None = None) -> None:
         async with self.db.write() as session:
-            await session.execute(
-                update(Delivery).where(Delivery.id == delivery_id).values(status=status, error=error)
-            )
+            await session.execute(update(Delivery).where(Delivery.id == delivery_id).values(status=status, error=error))
 
     async def release(self, delivery_ids: list[int], now: datetime) -> None:
         """Give claims back (shutdown, transient error): the next tick takes them at once."""
@@ -244,13 +240,11 @@ class PushPlanner:
                 at = occurrence(delivery.local_date, chat.reveal_minute, tz)
                 if at > now or delivery.message_id is None or delivery.question_id is None:
                     continue
-                if delivery.sent_at is not None and at < delivery.sent_at:
-                    delivery.revealed_at = now  # reveal time was before the push: nothing to do
+                if at <= delivery.due_at:
+                    delivery.revealed_at = now  # the reveal time is before the push time: nothing to do
                     continue
                 delivery.revealed_at = now
                 if now - at > self.grace:
                     continue
-                out.append(
-                    RevealDue(delivery.id, chat.id, delivery.question_id, delivery.message_id, chat.language)
-                )
+                out.append(RevealDue(delivery.id, chat.id, delivery.question_id, delivery.message_id, chat.language))
         return out

@@ -35,6 +35,7 @@ from bot.core.picking import candidates_for, pick
 from bot.db import practice_repo, repo
 from bot.db.engine import Database
 from bot.i18n import t
+from bot.metrics import Metrics
 from bot.push.pacer import Pacer
 from bot.push.planner import Claim, PushPlanner, RevealDue
 
@@ -53,8 +54,17 @@ class PushStats:
     last_tick_at: datetime | None = None
     last_tick_seconds: float = 0.0
 
+    metrics: Metrics | None = None
+
     def fail(self, reason: str) -> None:
         self.failed[reason] = self.failed.get(reason, 0) + 1
+        if self.metrics is not None:
+            self.metrics.pushes_failed.labels(reason=reason).inc()
+
+    def delivered(self) -> None:
+        self.sent += 1
+        if self.metrics is not None:
+            self.metrics.pushes_sent.inc()
 
 
 class PushService:
@@ -68,6 +78,7 @@ class PushService:
         settings: Settings,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        metrics: Metrics | None = None,
     ) -> None:
         self.bot = bot
         self.db = db
@@ -85,12 +96,18 @@ class PushService:
         self.pacer = Pacer(settings.send_rate)
         self.queue: asyncio.Queue[Claim | RevealDue] = asyncio.Queue()
         self.in_flight: set[int] = set()
-        self.stats = PushStats()
+        self.stats = PushStats(metrics=metrics)
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.watch_queue(self.queue.qsize)
         self._consumer: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
         self._stopping = False
-        # Keep a lease's worth of work queued at most, so claims never expire while waiting.
-        self.batch = max(1, int(settings.send_rate * settings.push_lease_seconds * 0.5))
+        self._holding: Claim | RevealDue | None = None
+        # Claim about what this instance can send before its next tick (so several instances share
+        # a large broadcast) and never more than half a lease's worth (so claims don't expire queued).
+        per_tick = settings.send_rate * settings.tick_seconds * 1.5
+        self.batch = max(1, int(min(per_tick, settings.send_rate * settings.push_lease_seconds * 0.5)))
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -106,7 +123,7 @@ class PushService:
                 await self._consumer
         if self._sends:
             await asyncio.gather(*self._sends, return_exceptions=True)
-        pending = []
+        pending = [self._holding.delivery_id] if isinstance(self._holding, Claim) else []
         while not self.queue.empty():
             item = self.queue.get_nowait()
             if isinstance(item, Claim):
@@ -132,15 +149,22 @@ class PushService:
             self.queue.put_nowait(reveal)
         self.stats.last_tick_at = now
         self.stats.last_tick_seconds = asyncio.get_running_loop().time() - started
+        if self.metrics is not None:
+            self.metrics.tick_seconds.observe(self.stats.last_tick_seconds)
+        if now.minute == 0 and now.second < self.settings.tick_seconds + 1:  # hourly housekeeping
+            async with self.db.write() as session:
+                await repo.prune_updates(session, now - timedelta(days=2))
 
     # -- sending ---------------------------------------------------------------------------------
     async def _consume(self) -> None:
         limit = asyncio.Semaphore(max(4, min(64, int(self.settings.send_rate // 10))))
         while True:
             item = await self.queue.get()
+            self._holding = item  # taken from the queue, not yet sending: released on stop
             is_group = item.chat_id < 0
             await self.pacer.acquire(item.chat_id, is_group)
             await limit.acquire()
+            self._holding = None
             task = asyncio.create_task(self._send_one(item, limit))
             self._sends.add(task)
             task.add_done_callback(self._sends.discard)
@@ -178,35 +202,40 @@ class PushService:
 
         target = chat_id or claim.chat_id
         bank = self.catalog.current.bank
-        qid = await self._pick_question(claim)
-        if qid is None:
+        lang = claim.language or self.settings.default_language
+        quiz = claim.push_kind == "quiz"
+        qid = None if quiz else await self._pick_question(claim)
+        if qid is None and not quiz:
             await self.planner.mark(claim.delivery_id, "failed", "no questions")
             self.in_flight.discard(claim.delivery_id)
             return
-        lang = claim.language or self.settings.default_language
-        view = question_view(
-            bank.questions[qid],
-            bank,
-            lang,
-            group=claim.chat_type != "private",
-            note=t(lang, "daily.note"),
-        )
         try:
-            message = await self.bot.send_message(
-                target,
-                view.text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=view.keyboard,
-                disable_web_page_preview=True,
-                allow_paid_broadcast=self.settings.paid_broadcast or None,
-                rate_limit_args=0,
-            )
+            if quiz:
+                from bot.tg.handlers.quiz import send_quiz_poll
+
+                topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
+                sent = await send_quiz_poll(self.bot, self.db, self.catalog.current, target, lang, source="push",
+                                            topic=topic)  # fmt: skip
+                if sent is None:
+                    await self.planner.mark(claim.delivery_id, "failed", "no quiz for this topic")
+                    self.in_flight.discard(claim.delivery_id)
+                    return
+                message = sent
+            else:
+                assert qid is not None
+                view = question_view(bank.questions[qid], bank, lang, group=claim.chat_type != "private",
+                                     note=t(lang, "daily.note"))  # fmt: skip
+                message = await self.bot.send_message(
+                    target,
+                    view.text,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=view.keyboard,
+                    disable_web_page_preview=True,
+                    allow_paid_broadcast=self.settings.paid_broadcast or None,
+                    rate_limit_args=0,
+                )
         except RetryAfter as exc:
-            delay = (
-                exc.retry_after
-                if isinstance(exc.retry_after, int | float)
-                else exc.retry_after.total_seconds()
-            )
+            delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()
             self.pacer.pause(float(delay))
             self.stats.fail("retry_after")
             log.warning("429 from Telegram: pausing all pushes for %ss", delay)
@@ -242,6 +271,10 @@ class PushService:
             return
         now = self.clock()
         await self.planner.mark_sent(claim.delivery_id, message.message_id, qid, now)
+        if qid is None:  # a quiz poll: nothing to answer by reply
+            self.stats.delivered()
+            self.in_flight.discard(claim.delivery_id)
+            return
         async with self.db.write() as session:
             await repo.record_ask(
                 session,
@@ -252,14 +285,12 @@ class PushService:
                 message_id=message.message_id,
                 make_pending=claim.chat_type == "private",
             )
-        self.stats.sent += 1
+        self.stats.delivered()
         self.in_flight.discard(claim.delivery_id)
 
     async def _stop_chat(self, claim: Claim, reason: str) -> None:
         async with self.db.write() as session:
-            await repo.set_chat_fields(
-                session, claim.chat_id, push_enabled=False, push_stopped_reason=reason[:64]
-            )
+            await repo.set_chat_fields(session, claim.chat_id, push_enabled=False, push_stopped_reason=reason[:64])
         await self.planner.mark(claim.delivery_id, "failed", reason)
         self.stats.fail("forbidden")
         self.in_flight.discard(claim.delivery_id)
@@ -293,11 +324,7 @@ class PushService:
                     rate_limit_args=0,
                 )
         except RetryAfter as exc:
-            delay = (
-                exc.retry_after
-                if isinstance(exc.retry_after, int | float)
-                else exc.retry_after.total_seconds()
-            )
+            delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()
             self.pacer.pause(float(delay))
         except (Forbidden, BadRequest, NetworkError) as exc:
             log.info("evening reveal in chat %s not sent: %s", item.chat_id, exc)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import BadRequest, Forbidden
+from telegram.error import BadRequest, Forbidden, NetworkError, TimedOut
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -29,16 +31,18 @@ from telegram.ext import (
 
 from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
-from bot.config import Settings
+from bot.config import Settings, SettingsError
 from bot.db import repo
 from bot.db.engine import Database, acquire_sender_lock
 from bot.i18n import t
 from bot.logs import setup_logging
+from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
-from bot.tg.handlers import browse, daily, interview, practice, questions, start
+from bot.tg.handlers import admin, browse, daily, interview, practice, progress, questions, quiz, start
+from bot.web import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +62,12 @@ CALLBACKS: dict[str, CallbackFn] = {
     "s": browse.cb_search,
     "lang": start.cb_lang,
     "d": daily.cb_daily,
+    "fg": progress.cb_forget,
     "sa": practice.cb_self_assessment,
     "rv": practice.cb_review_next,
     "iv": interview.cb_interview,
+    "top": quiz.cb_top,
+    "bd": quiz.cb_board,
 }
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
@@ -73,9 +80,19 @@ COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, No
     ("glossary", browse.cmd_glossary),
     ("search", browse.cmd_search),
     ("daily", daily.cmd_daily),
+    # Admin commands (ADMIN_IDS only; others get the unknown-command reply)
+    ("reload", admin.cmd_reload),
+    ("bankstats", admin.cmd_bankstats),
+    ("broadcast", admin.cmd_broadcast),
+    ("usage", admin.cmd_usage),
+    ("stats", progress.cmd_stats),
+    ("export", progress.cmd_export),
+    ("forget", progress.cmd_forget),
     ("review", practice.cmd_review),
     ("interview", interview.cmd_interview),
     ("skip", interview.cmd_skip),
+    ("quiz", quiz.cmd_quiz),
+    ("top", quiz.cmd_top),
 ]
 
 
@@ -167,12 +184,12 @@ def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     for name, fn in COMMAND_HANDLERS:
         app.add_handler(CommandHandler(name, fn))
     app.add_handler(CallbackQueryHandler(on_callback))
+    # Quiz poll answers carry no chat: the middleware skips them, the handler stores the voter.
+    app.add_handler(quiz.poll_answer_handler())
     # The menu keyboard sends its labels as text: catch them before answers.
     app.add_handler(MessageHandler(filters.TEXT & filters.Text(start.menu_labels()), start.on_menu_button))
     # Edits of answers are kept as new answers.
-    app.add_handler(
-        MessageHandler(filters.UpdateType.EDITED_MESSAGE & filters.TEXT, questions.on_edited_answer)
-    )
+    app.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE & filters.TEXT, questions.on_edited_answer))
     # Must follow every CommandHandler: anything that looks like a command and wasn't handled.
     app.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
     app.add_handler(
@@ -219,7 +236,14 @@ def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Serv
             "this instance will not send pushes (use PostgreSQL to run several senders)"
         )
         return
-    services.push = PushService(app.bot, services.db, services.catalog_holder, settings, clock=services.clock)
+    services.push = PushService(
+        app.bot,
+        services.db,
+        services.catalog_holder,
+        settings,
+        clock=services.clock,
+        metrics=services.metrics,
+    )
     services.push.start()
     assert app.job_queue is not None
     app.job_queue.run_repeating(
@@ -267,19 +291,15 @@ def build_application(
         .base_url(f"{api}/bot")
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
-        .rate_limiter(
-            AIORateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2)
-        )
+        .rate_limiter(AIORateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(PerChatUpdateProcessor())
-        .post_init(_post_init)
-        .post_stop(_post_stop)
-        .post_shutdown(_post_shutdown)
         .build()
     )
     services = Services(
         settings=settings,
         db=db or Database(settings.database_url),
         catalog_holder=CatalogHolder(Catalog.build(bank)),
+        metrics=Metrics(),
     )
     app.bot_data["services"] = services
     register_handlers(app)
@@ -287,6 +307,73 @@ def build_application(
 
 
 def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False) -> None:
+    """Run until SIGTERM/SIGINT: long polling, or a webhook (``--webhook`` / WEBHOOK_URL)."""
     setup_logging(settings.log_level, settings.log_format, token)
     app = build_application(settings, bank, token)
-    app.run_polling(allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1)
+    asyncio.run(_serve(app, settings, webhook=webhook or settings.webhook_url is not None))
+
+
+async def _serve(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, *, webhook: bool) -> None:
+    services: Services = app.bot_data["services"]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    server: WebServer | None = None
+    await _initialize(app)
+    await _post_init(app)
+    await app.start()
+    try:
+        if webhook:
+            if not settings.webhook_url:
+                raise SettingsError("WEBHOOK_URL: required for --webhook (the public https URL Telegram calls)")
+            secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+            path = urlsplit(settings.webhook_url).path or "/"
+            server = WebServer(
+                app,
+                services,
+                listen=settings.webhook_listen,
+                port=settings.webhook_port,
+                webhook_path=path,
+                secret=secret,
+            )
+            await server.start()
+            await app.bot.set_webhook(
+                settings.webhook_url,
+                secret_token=secret,
+                allowed_updates=Update.ALL_TYPES,
+                max_connections=40,
+            )
+            log.info("webhook mode: Telegram posts updates to %s", path)
+        else:
+            if settings.metrics_port:
+                server = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
+                await server.start()
+            assert app.updater is not None
+            await app.updater.start_polling(allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1)
+            log.info("long polling started")
+        await stop.wait()
+        log.info("stopping: no new updates; finishing work in flight")
+    finally:
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if server is not None:
+            await server.stop()
+        await app.stop()  # handles updates already taken, stops the job queue
+        await _post_stop(app)  # finishes sends in flight, releases unsent claims
+        await app.shutdown()
+        await _post_shutdown(app)
+        log.info("stopped")
+
+
+async def _initialize(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Initialize, retrying while Telegram (or the network) is unreachable at start."""
+    delay = 1.0
+    while True:
+        try:
+            await app.initialize()
+            return
+        except (NetworkError, TimedOut) as exc:
+            log.warning("cannot reach the Bot API (%s); retrying in %.0f s", exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import logging
 
+from telegram import Chat as TgChat
 from telegram import Message, Update
+from telegram import User as TgUser
 from telegram.constants import ChatType, ParseMode
 
 from bot.bank import Question
 from bot.db import repo
 from bot.i18n import language_from_telegram, t
-from bot.tg.context import Ctx
+from bot.tg.context import Ctx, Services
 from bot.tg.views import View, question_view
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY = 200
+_KINDS = ("message", "edited_message", "callback_query", "poll_answer", "my_chat_member", "poll")
 
 
 def is_group(update: Update) -> bool:
@@ -26,23 +29,27 @@ def is_group(update: Update) -> bool:
 async def load_update_state(update: Update, context: Ctx) -> None:
     """Middleware (handler group -1): upsert the chat and user (at most every few minutes) and
     load their rows and the interface language into the context."""
+    s = context.services
+    if s.metrics is not None:
+        kind = next((k for k in _KINDS if getattr(update, k, None) is not None), "other")
+        s.metrics.updates.labels(kind=kind).inc()
     chat, user = update.effective_chat, update.effective_user
     if chat is None:
         return
-    s = context.services
     key = (chat.id, user.id if user else 0)
-    if not s.recently_touched(key):
-        async with s.db.write() as session:
-            await repo.upsert_chat(session, repo.ChatInfo(chat.id, chat.type, chat.title))
-            if user is not None and not user.is_bot:
-                await repo.upsert_user(
-                    session,
-                    repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code),
-                )
+    fresh = not s.recently_touched(key)
+    if fresh:
+        await _upsert(s, chat, user)
     async with s.db.read() as session:
         context.chat_row = await repo.get_chat(session, chat.id)
         if user is not None:
             context.user_row = await repo.get_user(session, user.id)
+    missing = context.chat_row is None or (user is not None and not user.is_bot and context.user_row is None)
+    if missing and not fresh:  # deleted meanwhile (/forget, maybe on another instance): create again
+        await _upsert(s, chat, user)
+        async with s.db.read() as session:
+            context.chat_row = await repo.get_chat(session, chat.id)
+            context.user_row = await repo.get_user(session, user.id) if user is not None else None
     default = s.settings.default_language
     if chat.type == ChatType.PRIVATE:
         chosen = context.user_row.language if context.user_row else None
@@ -50,6 +57,15 @@ async def load_update_state(update: Update, context: Ctx) -> None:
     else:
         chosen = context.chat_row.language if context.chat_row else None
         context.lang = chosen or default
+
+
+async def _upsert(s: Services, chat: TgChat, user: TgUser | None) -> None:
+    async with s.db.write() as session:
+        await repo.upsert_chat(session, repo.ChatInfo(chat.id, chat.type, chat.title))
+        if user is not None and not user.is_bot:
+            await repo.upsert_user(
+                session, repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
+            )
 
 
 async def reply(update: Update, view: View, *, quote: bool = False) -> Message | None:

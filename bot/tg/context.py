@@ -17,6 +17,7 @@ from bot.db.engine import Database
 
 if TYPE_CHECKING:
     from bot.db.models import Chat, User
+    from bot.metrics import Metrics
     from bot.push.sender import PushService
 
 
@@ -34,6 +35,7 @@ class Services:
     # chat/user ids upserted recently: id -> monotonic time (saves a write per update)
     touched: dict[tuple[int, int], float] = field(default_factory=dict)
     push: PushService | None = None
+    metrics: Metrics | None = None
 
     @property
     def catalog(self) -> Catalog:

@@ -283,7 +283,5 @@ def feedback_view(
 
 def after_assessment_keyboard(q: Question, lang: str, next_op: str = "n") -> InlineKeyboardMarkup:
     tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
-    tail.append(
-        _btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else _btn(t(lang, "btn.next"), "n")
-    )
+    tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else _btn(t(lang, "btn.next"), "n"))
     return InlineKeyboardMarkup([tail])

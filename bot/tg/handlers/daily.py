@@ -26,6 +26,8 @@ OFF_WORDS = {"off", "выкл", "выключить", "stop", "стоп", "не�
 ON_WORDS = {"on", "вкл", "включить", "да"}
 WEEKDAY_WORDS = {"weekdays", "будни", "будние"}
 EVERYDAY_WORDS = {"everyday", "daily", "ежедневно", "каждый", "все"}
+QUIZ_WORDS = {"quiz", "квиз", "опрос"}
+QUESTION_WORDS = {"question", "вопрос"}
 
 
 def _zone(context: Ctx) -> str:
@@ -44,9 +46,7 @@ async def _save(update: Update, context: Ctx, **values: object) -> Chat:
         assert chat is not None
         if chat.push_enabled and chat.push_minute is not None:
             zone = chat.timezone or s.settings.default_timezone
-            last = await session.scalar(
-                select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id)
-            )
+            last = await session.scalar(select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id))
             fields = schedule_fields(
                 zone,
                 chat.push_minute,
@@ -96,6 +96,7 @@ def settings_view(chat: Chat, context: Ctx) -> View:
     if chat.type != ChatType.PRIVATE:
         reveal = format_minute(chat.reveal_minute) if chat.reveal_minute is not None else t(lang, "daily.off")
         lines.append(t(lang, "daily.reveal", reveal=reveal))
+        lines.append(t(lang, "daily.kind_quiz" if chat.push_kind == "quiz" else "daily.kind_question"))
     when = _when(chat, lang, now, zone)
     if when:
         lines.append(when)
@@ -139,6 +140,11 @@ async def cmd_daily(update: Update, context: Ctx) -> None:
         chat = await _save(update, context, push_enabled=True, push_minute=_minute_or_default(chat))
     elif head in WEEKDAY_WORDS | EVERYDAY_WORDS:
         chat = await _save(update, context, push_weekdays_only=head in WEEKDAY_WORDS)
+    elif head in QUIZ_WORDS | QUESTION_WORDS:
+        if chat.type == ChatType.PRIVATE:
+            await reply_text(update, t(context.lang, "daily.quiz_groups_only"))
+            return
+        chat = await _save(update, context, push_kind="quiz" if head in QUIZ_WORDS else "question")
     elif head in ("reveal", "разбор"):
         if chat.type == ChatType.PRIVATE:
             await reply_text(update, t(context.lang, "daily.reveal_groups_only"))
@@ -160,9 +166,7 @@ async def cmd_daily(update: Update, context: Ctx) -> None:
         except ScheduleError as exc:
             await reply_text(
                 update,
-                t(context.lang, "daily.bad_input", value=escape(str(exc)[:40]))
-                + "\n\n"
-                + _help(context.lang),
+                t(context.lang, "daily.bad_input", value=escape(str(exc)[:40])) + "\n\n" + _help(context.lang),
             )
             return
         values: dict[str, object] = {"push_enabled": True, "push_minute": minute}

@@ -128,9 +128,7 @@ async def _ask_current(update: Update, context: Ctx, interview: Interview) -> No
         stored.ask_id, stored.asked_at = ask.id, now
 
 
-async def _advance(
-    session: object, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime
-) -> None:
+async def _advance(session: object, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime) -> None:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     assert isinstance(session, AsyncSession)
@@ -242,18 +240,14 @@ def report_view(context: Ctx, interview: Interview, items: list[InterviewItem], 
         text = text if len(text) <= 90 else text[:89] + "…"
         label = f"[{escape(q.label)}] " if q and q.number is not None else ""
         if q is not None:
-            buttons.append(
-                InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=encode("a", q.id))
-            )
+            buttons.append(InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=encode("a", q.id)))
         if result.skipped:
             lines.append(t(lang, "interview.item_skipped", n=n, label=label, text=text))
             continue
         took = _clock(result.seconds) if result.seconds is not None else "—"
         if interview.time_limit and result.seconds and result.seconds > interview.time_limit:
             took += t(lang, "interview.overtime")
-        self_text = (
-            t(lang, GRADE_KEYS[result.self_grade]) if result.self_grade else t(lang, "interview.no_self")
-        )
+        self_text = t(lang, GRADE_KEYS[result.self_grade]) if result.self_grade else t(lang, "interview.no_self")
         coverage = f"{round(100 * (result.coverage or 0))}%"
         lines.append(
             t(

@@ -28,9 +28,7 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
     now = s.clock()
     async with s.db.write() as session:
         coverage = await practice_repo.set_self_grade(session, user.id, q.id, grade)
-        card = await practice_repo.review_card(
-            session, user.id, q.id, self_grade=grade, coverage=coverage, now=now
-        )
+        card = await practice_repo.review_card(session, user.id, q.id, self_grade=grade, coverage=coverage, now=now)
         await practice_repo.grade_interview_item(session, user.id, chat.id, q.id, grade)
         due = card.due
     text = t(
@@ -78,9 +76,7 @@ async def next_review(update: Update, context: Ctx) -> None:
                 update, t(context.lang, "practice.review_none", next=t(context.lang, "practice.review_empty"))
             )
         else:
-            when = t(
-                context.lang, "practice.review_next_at", when=describe_interval(upcoming, now, context.lang)
-            )
+            when = t(context.lang, "practice.review_next_at", when=describe_interval(upcoming, now, context.lang))
             await reply_text(update, t(context.lang, "practice.review_none", next=when))
         return
     q = bank.questions[due[0].question_id]

@@ -166,11 +166,11 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         await practice_repo.review_card(session, user.id, q.id, self_grade=None, coverage=grade.coverage,
                                         now=s.clock())  # fmt: skip
         in_interview = await practice_repo.item_for_ask(session, ask.id)
+    if s.metrics is not None:
+        s.metrics.answers.inc()
     if in_interview is not None:
         interview, item = in_interview
-        current = (
-            interview.status == "open" and item.position == interview.position and item.answered_at is None
-        )
+        current = interview.status == "open" and item.position == interview.position and item.answered_at is None
         if current and interview.user_id == user.id:
             from bot.tg.handlers.interview import on_interview_answer
 
@@ -204,9 +204,7 @@ async def on_edited_answer(update: Update, context: Ctx) -> None:
             text=message.text,
             edited=True,
         )
-    await context.bot.send_message(
-        chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id
-    )
+    await context.bot.send_message(chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id)
 
 
 async def on_non_text(update: Update, context: Ctx) -> None:

@@ -16,7 +16,7 @@ from bot.tg.handlers.questions import next_question
 from bot.tg.views import View, lang_keyboard, main_menu, term_view
 
 COMMANDS = ("q", "answer", "topics", "glossary", "search", "daily", "interview", "review",
-            "stats", "quiz", "top", "lang", "help")  # fmt: skip
+            "stats", "quiz", "top", "export", "forget", "lang", "help")  # fmt: skip
 
 
 def bot_commands(lang: str) -> list[BotCommand]:

@@ -40,9 +40,7 @@ def upgrade() -> None:
         sa.Column("last_review", sa.DateTime(timezone=True), nullable=True),
         sa.Column("prev_state", sa.Text(), nullable=True),
         sa.Column("auto_rated", sa.Boolean(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_cards_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_cards_user_id_users"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("user_id", "question_id", name=op.f("pk_cards")),
     )
     with op.batch_alter_table("cards", schema=None) as batch_op:

@@ -75,9 +75,7 @@ def upgrade() -> None:
         sa.Column("message_id", sa.BigInteger(), nullable=True),
         sa.Column("source", sa.String(length=16), nullable=False),
         sa.Column("asked_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["chat_id"], ["chats.id"], name=op.f("fk_asks_chat_id_chats"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["chat_id"], ["chats.id"], name=op.f("fk_asks_chat_id_chats"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_asks")),
     )
     with op.batch_alter_table("asks", schema=None) as batch_op:
@@ -89,9 +87,7 @@ def upgrade() -> None:
         sa.Column("chat_id", sa.BigInteger(), nullable=False),
         sa.Column("question_id", sa.String(length=64), nullable=False),
         sa.Column("count", sa.Integer(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["chat_id"], ["chats.id"], name=op.f("fk_chat_seen_chat_id_chats"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["chat_id"], ["chats.id"], name=op.f("fk_chat_seen_chat_id_chats"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("chat_id", "question_id", name=op.f("pk_chat_seen")),
     )
     op.create_table(
@@ -131,12 +127,8 @@ def upgrade() -> None:
         sa.Column("coverage", sa.Float(), nullable=True),
         sa.Column("covered", sa.String(length=32), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["ask_id"], ["asks.id"], name=op.f("fk_answers_ask_id_asks"), ondelete="SET NULL"
-        ),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_answers_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["ask_id"], ["asks.id"], name=op.f("fk_answers_ask_id_asks"), ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_answers_user_id_users"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_answers")),
     )
     with op.batch_alter_table("answers", schema=None) as batch_op:

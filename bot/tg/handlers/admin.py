@@ -1,0 +1,162 @@
+"""Admin commands for the users in ADMIN_IDS: /reload, /bankstats, /broadcast, /usage.
+
+Anyone else gets exactly the reply an unknown command gets, so the commands are not advertised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from datetime import timedelta
+from io import BytesIO
+from typing import Any
+
+from sqlalchemy import func, select
+from telegram import Update
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
+
+from bot.bank import BankError, default_bank_path, load_bank
+from bot.bank.markdown import escape
+from bot.db import repo
+from bot.db.models import Answer, Chat, User
+from bot.i18n import t
+from bot.push.pacer import Pacer
+from bot.tg.common import command_args, reply_text
+from bot.tg.context import Ctx
+
+log = logging.getLogger(__name__)
+Handler = Callable[[Update, Ctx], Coroutine[Any, Any, None]]
+
+
+def admin_only(fn: Handler) -> Handler:
+    async def wrapper(update: Update, context: Ctx) -> None:
+        user = update.effective_user
+        if user is None or user.id not in context.services.settings.admin_ids:
+            from bot.tg.app import on_unknown_command
+
+            await on_unknown_command(update, context)
+            return
+        await fn(update, context)
+
+    wrapper.__name__ = fn.__name__
+    return wrapper
+
+
+@admin_only
+async def cmd_reload(update: Update, context: Ctx) -> None:
+    s = context.services
+    path = s.settings.bank_path or default_bank_path()
+    try:
+        bank = await asyncio.to_thread(load_bank, path)
+    except BankError as exc:
+        report = exc.report()
+        log.warning("bank reload rejected: %d problem(s)", len(exc.problems))
+        await reply_text(update, t(context.lang, "admin.reload_rejected", count=len(exc.problems)))
+        message = update.effective_message
+        assert message is not None
+        if len(report) < 3500:
+            await message.reply_text(f"<pre>{escape(report)}</pre>", parse_mode=ParseMode.HTML)
+        else:
+            await message.reply_document(BytesIO(report.encode()), filename="bank-report.txt")
+        return
+    catalog = s.catalog_holder.replace(bank)
+    summary = catalog.bank.summary()
+    log.info("bank reloaded: %s", summary)
+    await reply_text(update, t(context.lang, "admin.reloaded", questions=summary["questions"],
+                               tasks=summary["tasks"], terms=summary["terms"], topics=summary["topics"]))  # fmt: skip
+
+
+@admin_only
+async def cmd_bankstats(update: Update, context: Ctx) -> None:
+    catalog = context.services.catalog
+    bank = catalog.bank
+    summary = bank.summary()
+    loaded = catalog.loaded_at.strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        t(context.lang, "admin.bankstats", questions=summary["questions"], tasks=summary["tasks"],
+          terms=summary["terms"], links=summary["links"], loaded=loaded)
+    ]  # fmt: skip
+    for topic in bank.topics:
+        ids = bank.topic_question_ids(topic.id)
+        levels = [bank.questions[q].difficulty for q in ids]
+        mean = sum(levels) / len(levels) if levels else 0
+        lines.append(f"• {escape(topic.title(context.lang))}: {len(ids)} · ★{mean:.1f}")
+    await reply_text(update, "\n".join(lines))
+
+
+@admin_only
+async def cmd_usage(update: Update, context: Ctx) -> None:
+    s = context.services
+    now = s.clock()
+    async with s.db.read() as session:
+        active = {}
+        for days in (1, 7, 30):
+            active[days] = await session.scalar(
+                select(func.count()).select_from(User).where(User.last_seen_at >= now - timedelta(days=days))
+            )
+        chats = dict((await session.execute(select(Chat.type, func.count()).group_by(Chat.type))).tuples().all())
+        subscribed = await session.scalar(select(func.count()).select_from(Chat).where(Chat.push_enabled.is_(True)))
+        since = now - timedelta(days=7)
+        answers = await session.execute(select(Answer.created_at).where(Answer.created_at >= since))
+        per_day: dict[str, int] = {}
+        for (created,) in answers.tuples():
+            key = created.strftime("%m-%d")
+            per_day[key] = per_day.get(key, 0) + 1
+    last_week = [(now - timedelta(days=i)).strftime("%m-%d") for i in range(6, -1, -1)]
+    lines = [
+        t(context.lang, "admin.usage", d1=active[1], d7=active[7], d30=active[30], subscribed=subscribed or 0),
+        t(context.lang, "admin.chats", chats=", ".join(f"{k}: {v}" for k, v in sorted(chats.items())) or "—"),
+        t(context.lang, "admin.answers_per_day"),
+    ]
+    lines += [f"<code>{day}</code> {'▇' * min(30, per_day.get(day, 0))} {per_day.get(day, 0)}" for day in last_week]
+    await reply_text(update, "\n".join(lines))
+
+
+@admin_only
+async def cmd_broadcast(update: Update, context: Ctx) -> None:
+    """Send a message to every chat with the daily push on, paced like pushes."""
+    text = command_args(context)
+    message = update.effective_message
+    assert message is not None
+    if not text:
+        await reply_text(update, t(context.lang, "admin.broadcast_usage"))
+        return
+    s = context.services
+    async with s.db.read() as session:
+        targets = list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
+    pacer = s.push.pacer if s.push is not None else Pacer(s.settings.send_rate)
+    progress = await message.reply_text(t(context.lang, "admin.broadcast_progress", done=0, total=len(targets)))
+    sent = failed = blocked = 0
+    last_update = time.monotonic()
+    queue = list(targets)
+    while queue:
+        chat_id = queue.pop(0)
+        await pacer.acquire(chat_id, chat_id < 0)
+        try:
+            await context.bot.send_message(chat_id, text)
+            sent += 1
+        except RetryAfter as exc:
+            delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()
+            pacer.pause(float(delay))
+            queue.insert(0, chat_id)
+            continue
+        except Forbidden:
+            blocked += 1
+            async with s.db.write() as session:
+                await repo.set_chat_fields(session, chat_id, push_enabled=False, push_stopped_reason="forbidden")
+        except ChatMigrated as exc:
+            async with s.db.write() as session:
+                await repo.migrate_chat(session, chat_id, exc.new_chat_id)
+            queue.insert(0, exc.new_chat_id)
+        except (BadRequest, TimedOut, NetworkError):
+            failed += 1
+        if time.monotonic() - last_update > 5:
+            last_update = time.monotonic()
+            done = sent + failed + blocked
+            await progress.edit_text(t(context.lang, "admin.broadcast_progress", done=done, total=len(targets)))
+    log.info("broadcast done: %d sent, %d failed, %d blocked", sent, failed, blocked)
+    await progress.edit_text(t(context.lang, "admin.broadcast_done", sent=sent, failed=failed, blocked=blocked,
+                               total=len(targets)))  # fmt: skip

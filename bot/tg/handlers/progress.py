@@ -1,0 +1,357 @@
+"""/stats, /export and /forget: a user's own progress and data.
+
+Privacy: every query here is keyed by ``update.effective_user.id`` — the person who sent the
+command or pressed the button — never by an id carried in a message or in button data. In groups
+/stats shows only counts (never answer texts); /export and /forget work in the private chat only,
+so a file of answers or a deletion prompt is never posted where others can see or press it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime, tzinfo
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.error import BadRequest
+
+from bot.bank import Bank, Question
+from bot.bank.markdown import escape
+from bot.core import stats
+from bot.core.schedule import get_tz
+from bot.db import progress as store
+from bot.i18n import t
+from bot.tg.callbacks import Callback, encode
+from bot.tg.chart import ChartRow, mastery_chart
+from bot.tg.common import answer_query, is_group, reply, reply_text
+from bot.tg.context import Ctx, Services
+from bot.tg.views import View
+
+log = logging.getLogger(__name__)
+
+CAPTION_LIMIT = 1024
+
+
+# Shared -------------------------------------------------------------------------------------
+
+
+def user_zone(context: Ctx) -> tuple[str, tzinfo]:
+    """The user's time zone (set with /daily in the private chat), else DEFAULT_TIMEZONE."""
+    default = context.services.settings.default_timezone
+    zone = (context.user_row.timezone if context.user_row else None) or default
+    try:
+        return zone, get_tz(zone)
+    except (KeyError, ValueError):  # a zone this system no longer knows
+        return default, get_tz(default)
+
+
+def topic_specs(bank: Bank) -> list[tuple[str, Sequence[str]]]:
+    return [(topic.id, bank.topic_question_ids(topic.id)) for topic in bank.topics]
+
+
+def _topic_title(bank: Bank, topic_id: str, lang: str) -> str:
+    topic = bank.topic(topic_id)
+    return topic.title(lang) if topic else topic_id
+
+
+async def _private_only(update: Update, context: Ctx) -> None:
+    link = f"https://t.me/{context.bot.username}" if context.bot.username else ""
+    await reply_text(update, t(context.lang, "progress.private_only", link=link), quote=True)
+
+
+# /stats -------------------------------------------------------------------------------------
+
+
+def _bar_line(fraction: float, label: str) -> str:
+    return f"<code>{stats.bar(fraction)}</code> {label}"
+
+
+def _grades_inline(grades: Mapping[int, int], lang: str) -> str:
+    return " · ".join(f"{t(lang, f'progress.grade.{g}')} {grades.get(g, 0)}" for g in stats.GRADES)
+
+
+def _streak_line(streak: stats.Streak, lang: str) -> str:
+    if streak.current == 0:
+        return t(lang, "progress.streak_none", best=streak.best)
+    line = t(lang, "progress.streak", days=streak.current, best=streak.best)
+    return line if streak.today else line + "\n" + t(lang, "progress.streak_keep")
+
+
+def stats_text(p: stats.Progress, due: int, bank: Bank, lang: str) -> str:
+    """The private /stats message (Telegram HTML)."""
+    lines = [
+        t(lang, "progress.title"),
+        t(lang, "progress.totals", answers=p.answers, questions=p.questions, total=p.total),
+        _streak_line(p.streak, lang),
+        t(lang, "progress.due" if due else "progress.due_none", count=due),
+        "",
+        t(lang, "progress.topics"),
+    ]
+    idle: list[str] = []
+    for ts in p.topics:
+        title = escape(_topic_title(bank, ts.topic_id, lang))
+        if ts.answered == 0:
+            idle.append(f"{title} 0/{ts.total}")
+            continue
+        lines.append("")
+        lines.append(t(lang, "progress.topic", title=title, answered=ts.answered, total=ts.total))
+        lines.append(_bar_line(ts.share, t(lang, "progress.answered")))
+        if ts.coverage is not None:
+            lines.append(_bar_line(ts.coverage, t(lang, "progress.coverage")))
+        if sum(ts.grades.values()):
+            lines.append(t(lang, "progress.topic_grades", grades=_grades_inline(ts.grades, lang)))
+    if idle:
+        lines += ["", t(lang, "progress.not_started", topics=", ".join(idle))]
+    lines.append("")
+    if p.graded:
+        lines.append(t(lang, "progress.grades_title", count=p.graded))
+        for g in stats.GRADES:
+            lines.append(_bar_line(p.grades.get(g, 0) / p.graded, t(lang, f"progress.grade.{g}")))
+    else:
+        lines.append(t(lang, "progress.no_grades"))
+    return "\n".join(lines)
+
+
+def group_stats_text(p: stats.Progress, due: int, bank: Bank, lang: str, name: str) -> str:
+    """/stats in a group: the sender's counts only."""
+    started = []
+    for ts in p.topics:
+        if ts.answered:
+            started.append(f"{escape(_topic_title(bank, ts.topic_id, lang))} {ts.answered}/{ts.total}")
+    lines = [
+        t(
+            lang,
+            "progress.group",
+            name=escape(name),
+            answers=p.answers,
+            questions=p.questions,
+            total=p.total,
+            days=p.streak.current,
+            due=due,
+        )
+    ]
+    if started:
+        lines.append(" · ".join(started))
+    lines.append(t(lang, "progress.group_more"))
+    return "\n".join(lines)
+
+
+def chart_rows(p: stats.Progress) -> list[ChartRow]:
+    return [ChartRow(ts.topic_id, ts.share, ts.mastery) for ts in p.topics]
+
+
+def chart_caption(p: stats.Progress, bank: Bank, lang: str) -> str:
+    """Plain text (no parse mode): what the bars mean and which id is which topic, ≤ 1024 chars."""
+    lines = [t(lang, "progress.chart_caption")]
+    for ts in p.topics:
+        line = f"{ts.topic_id} — {_topic_title(bank, ts.topic_id, lang)}"
+        if len("\n".join([*lines, line])) > CAPTION_LIMIT:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+async def cmd_stats(update: Update, context: Ctx) -> None:
+    user, chat = update.effective_user, update.effective_chat
+    if user is None or chat is None:
+        return
+    s = context.services
+    lang = context.lang
+    now = s.clock()
+    _, tz = user_zone(context)
+    async with s.db.read() as session:
+        facts = await store.answer_facts(session, user.id)
+        due_ids = await store.due_questions(session, user.id, now)
+    group = is_group(update)
+    if not facts:
+        await reply_text(update, t(lang, "progress.empty"), quote=group)
+        return
+    bank = s.catalog.bank
+    due = sum(1 for qid in due_ids if bank.question(qid) is not None)  # as /review counts them
+    progress = stats.aggregate(topic_specs(bank), facts, today=now.astimezone(tz).date(), tz=tz)
+    if group:
+        text = group_stats_text(progress, due, bank, lang, user.first_name or "")
+        await reply_text(update, text, quote=True)
+        return
+    await reply_text(update, stats_text(progress, due, bank, lang))
+    png = await asyncio.to_thread(mastery_chart, chart_rows(progress))
+    await context.bot.send_photo(
+        chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png"
+    )
+
+
+# /export ------------------------------------------------------------------------------------
+
+
+def _question_heading(q: Question, lang: str) -> str:
+    text = " ".join(q.text.split())
+    if q.number is None:
+        return text
+    return f"{t(lang, f'kind.{q.kind}')} {q.label}. {text}"
+
+
+def _answer_meta(a: store.ExportedAnswer, lang: str, tz: tzinfo) -> str:
+    parts = [f"**{a.created_at.astimezone(tz):%Y-%m-%d %H:%M}**"]
+    if a.chat_title is not None or a.chat_id < 0:
+        parts.append(t(lang, "progress.export.in_group", title=a.chat_title or "?"))
+    if a.coverage is not None:
+        parts.append(t(lang, "progress.export.coverage", pct=stats.percent(a.coverage)))
+    if a.self_grade in stats.GRADES:
+        parts.append(t(lang, "progress.export.self", grade=t(lang, f"progress.grade.{a.self_grade}")))
+    if a.edited:
+        parts.append(t(lang, "progress.export.edited"))
+    return " · ".join(parts)
+
+
+def _quote(text: str) -> list[str]:
+    return [f"> {line}" if line.strip() else ">" for line in text.splitlines() or [""]]
+
+
+def export_markdown(
+    answers: Sequence[store.ExportedAnswer], bank: Bank, lang: str, *, zone: str, tz: tzinfo, now: datetime
+) -> str:
+    """The user's answers as Markdown: by topic (bank order), then question, then time."""
+    by_question: dict[str, list[store.ExportedAnswer]] = {}
+    for a in answers:
+        by_question.setdefault(a.question_id, []).append(a)
+    lines = [
+        f"# {t(lang, 'progress.export.title')}",
+        "",
+        t(
+            lang,
+            "progress.export.meta",
+            date=f"{now.astimezone(tz):%Y-%m-%d %H:%M}",
+            zone=zone,
+            answers=len(answers),
+            questions=len(by_question),
+        ),
+    ]
+
+    def section(heading: str, qids: Sequence[str]) -> None:
+        lines.extend(["", f"## {heading}"])
+        for qid in qids:
+            q = bank.question(qid)
+            lines.extend(["", f"### {_question_heading(q, lang) if q else qid}"])
+            for a in by_question[qid]:
+                lines.extend(["", _answer_meta(a, lang, tz), "", *_quote(a.text)])
+
+    placed: set[str] = set()
+    for topic in bank.topics:
+        qids = [qid for qid in bank.topic_question_ids(topic.id) if qid in by_question]
+        if qids:
+            section(topic.title(lang), qids)
+            placed.update(qids)
+    gone = sorted(qid for qid in by_question if qid not in placed)
+    if gone:
+        section(t(lang, "progress.export.gone"), gone)
+    return "\n".join(lines) + "\n"
+
+
+async def cmd_export(update: Update, context: Ctx) -> None:
+    user, chat = update.effective_user, update.effective_chat
+    if user is None or chat is None:
+        return
+    if is_group(update):
+        await _private_only(update, context)
+        return
+    s = context.services
+    lang = context.lang
+    async with s.db.read() as session:
+        answers = await store.exported_answers(session, user.id)
+    if not answers:
+        await reply_text(update, t(lang, "progress.export_empty"))
+        return
+    zone, tz = user_zone(context)
+    now = s.clock()
+    document = export_markdown(answers, s.catalog.bank, lang, zone=zone, tz=tz, now=now)
+    questions = len({a.question_id for a in answers})
+    await context.bot.send_document(
+        chat.id,
+        document=document.encode("utf-8"),
+        filename=f"answers-{now.astimezone(tz):%Y-%m-%d}.md",
+        caption=t(lang, "progress.export_caption", answers=len(answers), questions=questions),
+    )
+
+
+# /forget ------------------------------------------------------------------------------------
+
+
+def data_lines(data: store.UserData, lang: str) -> str:
+    answers = t(lang, "progress.data.answers", count=data.answers)
+    if data.group_answers:
+        answers += " " + t(lang, "progress.data.in_groups", count=data.group_answers)
+    items = [answers]  # the rest only where there is something
+    for key, n in (
+        ("cards", data.cards),
+        ("interviews", data.interviews),
+        ("poll_answers", data.poll_answers),
+        ("reveals", data.reveals),
+    ):
+        if n:
+            items.append(t(lang, f"progress.data.{key}", count=n))
+    if data.profile or data.private_chat:
+        items.append(t(lang, "progress.data.profile"))
+    return "\n".join(f"• {item}" for item in items)
+
+
+def forget_keyboard(lang: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(t(lang, "progress.btn_yes"), callback_data=encode("fg", "yes"))],
+            [InlineKeyboardButton(t(lang, "progress.btn_no"), callback_data=encode("fg", "no"))],
+        ]
+    )
+
+
+async def cmd_forget(update: Update, context: Ctx) -> None:
+    user = update.effective_user
+    if user is None:
+        return
+    if is_group(update):
+        await _private_only(update, context)
+        return
+    s = context.services
+    async with s.db.read() as session:
+        data = await store.stored_data(session, user.id)
+    lang = context.lang
+    parts = [t(lang, "progress.forget_ask"), data_lines(data, lang), t(lang, "progress.forget_warn")]
+    text = "\n\n".join(parts)
+    await reply(update, View(text, forget_keyboard(lang)))
+
+
+def _drop_cached(services: Services, user_id: int) -> None:
+    """The middleware skips the upsert for recently seen (chat, user) pairs: after the rows are
+    gone the next update must write them again."""
+    for key in [k for k in services.touched if user_id in k]:
+        services.touched.pop(key, None)
+
+
+async def cb_forget(update: Update, context: Ctx, cb: Callback) -> None:
+    user, chat, query = update.effective_user, update.effective_chat, update.callback_query
+    if user is None or chat is None:
+        return
+    lang = context.lang
+    # The prompt is only ever sent in the private chat; a press anywhere else is forged.
+    if chat.id != user.id or cb.args[0] not in ("yes", "no"):
+        await answer_query(update, context, t(lang, "stale_button"), alert=True)
+        return
+    await answer_query(update, context)
+    if query is not None and query.message is not None:
+        try:  # the prompt can't be pressed twice
+            await context.bot.edit_message_reply_markup(chat.id, query.message.message_id, reply_markup=None)
+        except BadRequest as exc:
+            log.info("could not remove the /forget buttons: %s", exc)
+    if cb.args[0] == "no":
+        await reply_text(update, t(lang, "progress.forget_kept"))
+        return
+    s = context.services
+    async with s.db.write() as session:
+        deleted = await store.forget_user(session, user.id)
+    _drop_cached(s, user.id)
+    context.user_row = None
+    context.chat_row = None
+    log.info("forgot a user on request: %d answers, %d cards", deleted.answers, deleted.cards)
+    parts = [t(lang, "progress.forget_done"), data_lines(deleted, lang), t(lang, "progress.forget_after")]
+    text = "\n\n".join(parts)
+    await reply_text(update, text)

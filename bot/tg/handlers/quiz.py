@@ -1,0 +1,321 @@
+"""/quiz (glossary quiz polls), their answers, and /top (the group leaderboard)."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import random
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal, cast
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import Poll as TgPoll
+from telegram.constants import ChatType, ParseMode
+from telegram.error import BadRequest
+from telegram.ext import PollAnswerHandler
+
+from bot.bank.markdown import escape
+from bot.catalog import Catalog
+from bot.core.quiz import make_quiz, quiz_for_term
+from bot.core.schedule import get_tz
+from bot.db import quiz_repo, repo
+from bot.db.engine import Database
+from bot.db.quiz_repo import BoardRow
+from bot.i18n import plural_ru, t
+from bot.tg.callbacks import Callback, encode
+from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text
+from bot.tg.context import Ctx
+from bot.tg.views import View
+
+log = logging.getLogger(__name__)
+
+_RNG = random.Random()
+PERIODS = ("week", "all")
+OFF_WORDS = frozenset({"off", "hide", "выкл", "скрыть", "нет"})
+ON_WORDS = frozenset({"on", "show", "вкл", "показать", "да"})
+# a poll answer may race the write that records its poll: wait this long for the poll row
+_POLL_WAITS = (0.2, 0.5, 1.0)
+# the option indexes Telegram accepts (PTB types them as literals)
+OptionId = Literal[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+_MEDALS = ("🥇", "🥈", "🥉")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+# -- /quiz ---------------------------------------------------------------------------------------
+
+
+async def send_quiz_poll(
+    bot: Bot,
+    db: Database,
+    catalog: Catalog,
+    chat_id: int,
+    lang: str,
+    *,
+    source: str,
+    topic: str | None,
+    term_id: str | None = None,
+    rng: random.Random | None = None,
+) -> Message | None:
+    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
+    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
+    propagate to the caller."""
+    rng = rng or _RNG
+    bank = catalog.bank
+    term = bank.term(term_id) if term_id else None
+    if term is not None:
+        quiz = quiz_for_term(bank, term, rng, lang=lang, topic=topic)
+    else:
+        async with db.read() as session:
+            seen = await quiz_repo.quizzed_terms(session, chat_id)
+        quiz = make_quiz(bank, rng, lang=lang, topic=topic, seen=seen)
+    if quiz is None:
+        return None
+    message = await bot.send_poll(
+        chat_id,
+        quiz.question,
+        list(quiz.options),
+        is_anonymous=False,  # answers then arrive as poll_answer updates
+        type=TgPoll.QUIZ,
+        correct_option_ids=[cast(OptionId, quiz.correct_option)],  # PTB 22.8 deprecates correct_option_id
+        explanation=quiz.explanation,
+    )
+    if message.poll is None:  # pragma: no cover - Telegram always returns the poll
+        log.warning("sendPoll to %s returned no poll", chat_id)
+        return message
+    async with db.write() as session:
+        await quiz_repo.record_poll(
+            session,
+            poll_id=message.poll.id,
+            chat_id=chat_id,
+            message_id=message.message_id,
+            term_id=quiz.term_id,
+            correct_option=quiz.correct_option,
+            source=source,
+        )
+    return message
+
+
+async def cmd_quiz(update: Update, context: Ctx) -> None:
+    """/quiz — a quiz within the chat's topic filter; /quiz lora — from a topic; /quiz kv cache —
+    about a glossary term."""
+    chat = update.effective_chat
+    if chat is None:
+        return
+    s = context.services
+    catalog = s.catalog
+    arg = command_args(context)
+    topic: str | None = None
+    term_id: str | None = None
+    if arg:
+        if not await check_query(update, context, arg):
+            return
+        found = catalog.find_topic(arg)
+        if found is not None:
+            topic = found.id
+        else:
+            matches = catalog.glossary.lookup(arg)
+            if not matches or not catalog.glossary.is_sure(matches):
+                await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
+                return
+            term_id = matches[0].term.id
+    else:
+        chat_filter = context.chat_row.topic_filter if context.chat_row else None
+        topic = chat_filter if chat_filter and catalog.bank.topic(chat_filter) else None
+    message = await send_quiz_poll(
+        context.bot,
+        s.db,
+        catalog,
+        chat.id,
+        context.lang,
+        source="quiz",
+        topic=topic,
+        term_id=term_id,
+        rng=s.rng,
+    )
+    if message is None:
+        found_topic = catalog.bank.topic(topic or "")
+        name = found_topic.title(context.lang) if found_topic else (topic or "")
+        await reply_text(update, t(context.lang, "quiz.no_terms", topic=escape(name)))
+
+
+async def on_poll_answer(update: Update, context: Ctx) -> None:
+    """A member answered (or retracted an answer to) one of our quiz polls. The update has no
+    chat, so the middleware loaded nothing: the voter is stored here (for the board's names)."""
+    answer = update.poll_answer
+    if answer is None or answer.user is None:  # anonymous admins vote as the chat: not counted
+        return
+    user = answer.user
+    option = answer.option_ids[0] if answer.option_ids else None
+    db = context.services.db
+    for wait in (*_POLL_WAITS, None):
+        async with db.write() as session:
+            poll = await quiz_repo.get_poll(session, answer.poll_id)
+            if poll is not None:
+                if not user.is_bot:
+                    await repo.upsert_user(
+                        session,
+                        repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code),
+                    )
+                await quiz_repo.record_poll_answer(session, poll, user.id, option)
+                return
+        if wait is None:
+            break
+        await asyncio.sleep(wait)
+    log.info("answer to an unknown poll %s ignored", answer.poll_id)
+
+
+def poll_answer_handler() -> PollAnswerHandler[Ctx, None]:
+    """The handler to register for poll answers (any handler group ≥ 0)."""
+    return PollAnswerHandler(on_poll_answer)
+
+
+# -- /top ----------------------------------------------------------------------------------------
+
+
+def week_start(now: datetime, zone: str) -> datetime:
+    """Monday 00:00 of ``now``'s week in ``zone``, as a UTC instant."""
+    tz = get_tz(zone)
+    local = now.astimezone(tz).date()
+    monday = local - timedelta(days=local.weekday())
+    return datetime.combine(monday, time(0), tzinfo=tz).astimezone(UTC)
+
+
+def format_points(points: float, lang: str) -> str:
+    """'5 баллов', '3,3 балла', '1 point', '2.5 points'."""
+    tenths = round(points * 10)
+    whole = tenths % 10 == 0
+    number = str(tenths // 10) if whole else f"{tenths // 10}.{tenths % 10}"
+    if lang == "en":
+        return f"{number} point{'' if tenths == 10 else 's'}"
+    if not whole:
+        return f"{number.replace('.', ',')} балла"
+    return f"{number} {plural_ru(tenths // 10, 'балл', 'балла', 'баллов')}"
+
+
+def _day(day: date, lang: str) -> str:
+    if lang == "en":
+        return f"{_MONTHS[day.month - 1]} {day.day}"
+    return f"{day.day:02d}.{day.month:02d}"
+
+
+def board_view(rows: list[BoardRow], period: str, lang: str, since: date | None) -> View:
+    if period == "week" and since is not None:
+        title = t(lang, "quiz.board.title_week", since=_day(since, lang))
+    else:
+        title = t(lang, "quiz.board.title_all")
+    lines = [title, ""]
+    if not rows:
+        lines.append(t(lang, "quiz.board.empty"))
+    for i, row in enumerate(rows):
+        place = _MEDALS[i] if i < len(_MEDALS) else f"{i + 1}."
+        name = escape(row.name.strip() or f"#{row.user_id}")
+        lines.append(
+            t(
+                lang,
+                "quiz.board.row",
+                place=place,
+                name=name,
+                points=format_points(row.points, lang),
+                questions=row.questions,
+                quizzes=row.quiz_correct,
+            )
+        )
+    lines += ["", t(lang, "quiz.board.rules"), t(lang, "quiz.board.opt_hint")]
+    mark = "• "
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    (mark if p == period else "") + t(lang, f"quiz.board.{p}"), callback_data=encode("top", p)
+                )
+                for p in PERIODS
+            ],
+            [InlineKeyboardButton(t(lang, "quiz.board.toggle"), callback_data=encode("bd", period))],
+        ]
+    )
+    return View("\n".join(lines), keyboard)
+
+
+async def _board(context: Ctx, chat_id: int, period: str) -> View:
+    s = context.services
+    zone = (context.chat_row.timezone if context.chat_row else None) or s.settings.default_timezone
+    since = week_start(s.clock(), zone) if period == "week" else None
+    async with s.db.read() as session:
+        rows = await quiz_repo.leaderboard(session, chat_id, since=since)
+    local_since = since.astimezone(get_tz(zone)).date() if since else None
+    return board_view(rows, period, context.lang, local_since)
+
+
+async def _set_opt_out(update: Update, context: Ctx, opted_out: bool) -> str:
+    user = update.effective_user
+    assert user is not None
+    async with context.services.db.write() as session:
+        await repo.upsert_user(
+            session, repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
+        )
+        await quiz_repo.set_board_opt_out(session, user.id, opted_out)
+    if context.user_row is not None:
+        context.user_row.board_opt_out = opted_out
+    key = "quiz.board.opted_out" if opted_out else "quiz.board.opted_in"
+    return t(context.lang, key, name=escape(user.first_name or ""))
+
+
+async def cmd_top(update: Update, context: Ctx) -> None:
+    """/top — the group's board (this week); /top off, /top on — hide or show yourself."""
+    chat = update.effective_chat
+    if chat is None:
+        return
+    arg = command_args(context).lower()
+    if arg and update.effective_user is not None:
+        if arg in OFF_WORDS or arg in ON_WORDS:
+            await reply_text(update, await _set_opt_out(update, context, arg in OFF_WORDS), quote=is_group(update))
+            return
+        if arg not in PERIODS:
+            await reply_text(update, t(context.lang, "quiz.board.usage"))
+            return
+    if chat.type == ChatType.PRIVATE:
+        await reply_text(update, t(context.lang, "quiz.board.only_groups"))
+        return
+    await reply(update, await _board(context, chat.id, arg if arg in PERIODS else "week"))
+
+
+async def _show_in_place(update: Update, context: Ctx, period: str) -> None:
+    query = update.callback_query
+    chat = update.effective_chat
+    if query is None or chat is None or chat.type == ChatType.PRIVATE:
+        return
+    view = await _board(context, chat.id, period)
+    try:
+        await query.edit_message_text(
+            view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
+        )
+    except BadRequest as exc:
+        if "not modified" not in str(exc).lower():
+            raise
+
+
+async def cb_top(update: Update, context: Ctx, cb: Callback) -> None:
+    """The board's "this week" / "all time" buttons: the same message shows the other period."""
+    period = cb.args[0]
+    if period not in PERIODS:
+        await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
+        return
+    await answer_query(update, context)
+    await _show_in_place(update, context, period)
+
+
+async def cb_board(update: Update, context: Ctx, cb: Callback) -> None:
+    """The board's "hide / show me" button: toggles the presser, then redraws the board."""
+    period = cb.args[0] if cb.args[0] in PERIODS else "week"
+    if update.effective_user is None:
+        return
+    opted_out = not (context.user_row.board_opt_out if context.user_row else False)
+    text = await _set_opt_out(update, context, opted_out)
+    await answer_query(update, context, _plain(text))
+    await _show_in_place(update, context, period)
+
+
+def _plain(text: str) -> str:
+    """A callback answer is plain text (≤ 200 characters): undo the HTML escaping."""
+    return html.unescape(text)[:200]

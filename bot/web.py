@@ -1,0 +1,117 @@
+"""The bot's HTTP side (aiohttp): the Telegram webhook, ``/healthz`` and ``/metrics``.
+
+Webhook requests must carry Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header equal to
+``WEBHOOK_SECRET``; an update whose ``update_id`` was already taken (by this or another instance
+behind the same load balancer) is acknowledged and dropped.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.exc import SQLAlchemyError
+from telegram import Update
+from telegram.ext import Application
+
+from bot.db import repo
+from bot.tg.context import Services
+
+log = logging.getLogger(__name__)
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name, not a secret
+
+
+class WebServer:
+    def __init__(
+        self,
+        app: Application[Any, Any, Any, Any, Any, Any],
+        services: Services,
+        *,
+        listen: str,
+        port: int,
+        webhook_path: str | None = None,
+        secret: str | None = None,
+    ) -> None:
+        self.app = app
+        self.services = services
+        self.listen, self.port = listen, port
+        self.webhook_path = webhook_path
+        self.secret = secret
+        self._runner: web.AppRunner | None = None
+        self.accepting = True
+
+    def build(self) -> web.Application:
+        web_app = web.Application(client_max_size=2 * 1024 * 1024)
+        web_app.router.add_get("/healthz", self.healthz)
+        web_app.router.add_get("/metrics", self.metrics)
+        if self.webhook_path is not None:
+            web_app.router.add_post(self.webhook_path, self.webhook)
+        return web_app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.build(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.listen, self.port)
+        await site.start()
+        log.info("HTTP server on %s:%s (webhook: %s)", self.listen, self.port, bool(self.webhook_path))
+
+    async def stop(self) -> None:
+        self.accepting = False
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def webhook(self, request: web.Request) -> web.Response:
+        if self.secret is not None:
+            given = request.headers.get(SECRET_HEADER, "")
+            if not hmac.compare_digest(given.encode(), self.secret.encode()):
+                log.warning("webhook request with a wrong or missing secret token from %s", request.remote)
+                return web.Response(status=403)
+        if not self.accepting:
+            return web.Response(status=503)  # Telegram retries later (maybe at another instance)
+        try:
+            data = await request.json()
+            update = Update.de_json(data, self.app.bot)
+        except (ValueError, TypeError, KeyError, json.JSONDecodeError):
+            return web.Response(status=400)
+        if update is None:
+            return web.Response(status=400)
+        try:
+            async with self.services.db.write() as session:
+                fresh = await repo.claim_update(session, update.update_id)
+        except SQLAlchemyError:
+            log.exception("database unavailable while taking update %s", update.update_id)
+            return web.Response(status=503)
+        if not fresh:
+            if self.services.metrics is not None:
+                self.services.metrics.duplicates.inc()
+            return web.Response(status=200)
+        await self.app.update_queue.put(update)
+        return web.Response(status=200)
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        s = self.services
+        db_ok = await s.db.ping()
+        push = s.push
+        last = push.stats.last_tick_at if push else None
+        age = (datetime.now(UTC) - last).total_seconds() if last else None
+        tick_ok = push is None or (age is not None and age < max(60.0, 5 * s.settings.tick_seconds))
+        body = {
+            "ok": db_ok and tick_ok,
+            "database": db_ok,
+            "bank": {
+                "questions": len(s.catalog.bank.questions),
+                "loaded_at": s.catalog.loaded_at.isoformat(),
+            },
+            "sender": push is not None,
+            "last_tick_age_seconds": None if age is None else round(age, 1),
+        }
+        return web.json_response(body, status=200 if body["ok"] else 503)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        if self.services.metrics is None:
+            return web.Response(status=404)
+        return web.Response(body=self.services.metrics.render(), content_type="text/plain")
