@@ -203,6 +203,7 @@ class FakeTelegram:
         self.callback_answers: list[dict[str, Any]] = []
         self.polls: dict[str, dict[str, Any]] = {}
         self.rate_violations: list[str] = []
+        self.pauses: list[tuple[float, float]] = []  # (when a 429 was returned, retry_after)
         self.webhook_url: str | None = None
         self._send_times: deque[float] = deque()
         self._chat_times: dict[int, deque[float]] = defaultdict(deque)
@@ -308,6 +309,28 @@ class FakeTelegram:
                     chat_id: int | None = None) -> None:  # fmt: skip
         self.inject(method, 429, f"Too Many Requests: retry after {seconds}", chat_id=chat_id,
                     parameters={"retry_after": seconds}, times=times)  # fmt: skip
+
+    def storm_429(self, every: int = 10, *, method: str = "sendMessage") -> None:
+        """Answer every ``every``-th call of ``method`` with 429 and retry_after 1..3 s."""
+        calls = itertools.count(1)
+
+        def hit(params: dict[str, Any]) -> bool:
+            n = next(calls)
+            if n % every:
+                return False
+            seconds = 1 + (n // every) % 3
+            self.faults.append(Fault(method, None, 429, f"Too Many Requests: retry after {seconds}",
+                                     {"retry_after": seconds}, 1))  # fmt: skip
+            return False
+
+        self.inject(method, 429, "unused", times=10**9, predicate=hit)
+
+    def sends_during_pauses(self, method: str = "sendMessage", slack: float = 0.1) -> list[float]:
+        """Times of ``method`` calls that arrived while a 429's retry_after was still running."""
+        with self._lock:
+            calls = [at for m, _, at in self.calls if m == method]
+            pauses = list(self.pauses)
+        return [at for at in calls for start, length in pauses if start + slack < at < start + length - slack]
 
     def block(self, chat_id: int) -> None:
         with self._lock:
@@ -416,6 +439,8 @@ class FakeTelegram:
                 if fault.predicate is not None and not fault.predicate(params):
                     continue
                 fault.times -= 1
+                if fault.code == 429 and fault.parameters:
+                    self.pauses.append((time.monotonic(), float(fault.parameters["retry_after"])))
                 raise ApiError(fault.code, fault.description, fault.parameters)
 
     def _chat(self, params: dict[str, Any]) -> Chat:

@@ -136,6 +136,22 @@ async def record_ask(
     return ask
 
 
+async def forget_ask(session: AsyncSession, ask_id: int, chat_id: int, previous_pending: int | None) -> None:
+    """A question that could not be sent: remove it and restore the chat's previous pending one."""
+    ask = await session.get(Ask, ask_id)
+    if ask is None:
+        return
+    await session.execute(
+        update(ChatSeen)
+        .where(ChatSeen.chat_id == chat_id, ChatSeen.question_id == ask.question_id, ChatSeen.count > 0)
+        .values(count=ChatSeen.count - 1)
+    )
+    await session.delete(ask)
+    await session.execute(
+        update(Chat).where(Chat.id == chat_id, Chat.pending_ask_id == ask_id).values(pending_ask_id=previous_pending)
+    )
+
+
 async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -> None:
     await session.execute(update(Ask).where(Ask.id == ask_id).values(message_id=message_id))
 

@@ -161,7 +161,7 @@ async def on_unknown_command(update: Update, context: Ctx) -> None:
 
 async def on_error(update: object, context: Ctx) -> None:
     error = context.error
-    db_down = isinstance(error, OperationalError | DBAPIError | PoolTimeout | ConnectionError)
+    db_down = isinstance(error, OperationalError | DBAPIError | PoolTimeout | OSError)
     if isinstance(error, Forbidden):
         log.info("chat blocked the bot: %s", error)
         return

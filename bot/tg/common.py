@@ -96,22 +96,27 @@ async def send_view(context: Ctx, chat_id: int, view: View) -> Message:
 
 
 async def ask_question(update: Update, context: Ctx, q: Question, *, source: str, note: str = "") -> Message:
-    """Send a question to the update's chat, then record it (it becomes the pending question)."""
+    """Record a question as asked (it becomes the pending one), send it, then note its message id.
+
+    Recording first means a question the user sees is always one the bot knows about: if the
+    database is down, the user is told so instead of seeing a question whose answer can't be kept.
+    """
     chat = update.effective_chat
     assert chat is not None
     user = update.effective_user
     s = context.services
     view = question_view(q, s.catalog.bank, context.lang, group=is_group(update), note=note)
-    message = await send_view(context, chat.id, view)
     async with s.db.write() as session:
-        await repo.record_ask(
-            session,
-            chat.id,
-            q.id,
-            user_id=user.id if user else None,
-            source=source,
-            message_id=message.message_id,
-        )
+        previous = context.chat_row.pending_ask_id if context.chat_row else None
+        ask = await repo.record_ask(session, chat.id, q.id, user_id=user.id if user else None, source=source)
+    try:
+        message = await send_view(context, chat.id, view)
+    except Exception:
+        async with s.db.write() as session:  # never shown: forget it
+            await repo.forget_ask(session, ask.id, chat.id, previous)
+        raise
+    async with s.db.write() as session:
+        await repo.set_ask_message(session, ask.id, message.message_id)
     return message
 
 

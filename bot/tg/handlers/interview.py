@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from bot.bank import Bank
@@ -112,26 +113,19 @@ async def _ask_current(update: Update, context: Ctx, interview: Interview) -> No
         note += "\n" + t(context.lang, "interview.limit", limit=_clock(interview.time_limit))
     view = question_view(q, s.catalog.bank, context.lang, group=is_group(update), note=note)
     view = View(view.text, None)  # no reveal/next buttons mid-interview
-    message = await send_view(context, chat.id, view)
-    now = s.clock()
-    async with s.db.write() as session:
-        ask = await repo.record_ask(
-            session,
-            chat.id,
-            q.id,
-            user_id=interview.user_id,
-            source="interview",
-            message_id=message.message_id,
-        )
+    async with s.db.write() as session:  # recorded before it is shown (see common.ask_question)
+        ask = await repo.record_ask(session, chat.id, q.id, user_id=interview.user_id, source="interview")
         stored = await practice_repo.item_at(session, interview.id, interview.position)
         assert stored is not None
-        stored.ask_id, stored.asked_at = ask.id, now
+        stored.ask_id, stored.asked_at = ask.id, s.clock()
+    message = await send_view(context, chat.id, view)
+    async with s.db.write() as session:
+        await repo.set_ask_message(session, ask.id, message.message_id)
 
 
-async def _advance(session: object, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime) -> None:
-    from sqlalchemy.ext.asyncio import AsyncSession
-
-    assert isinstance(session, AsyncSession)
+async def _advance(
+    session: AsyncSession, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime
+) -> None:
     db_item = await practice_repo.item_at(session, interview.id, item.position)
     db_interview = await session.get(Interview, interview.id)
     assert db_item is not None and db_interview is not None
