@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     send_rate: float = Field(default=30.0, gt=0, le=1000)
     paid_broadcast: bool = False
 
+    poll_timeout: float = Field(default=10.0, ge=0, le=50)  # long-polling wait per getUpdates
+
     # Webhook mode and monitoring
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None

@@ -32,6 +32,7 @@ class BotProcess:
             "DATABASE_URL": self.db_url,
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
+            "POLL_TIMEOUT": "1",  # a short long-poll so the process stops quickly
             **(env or {}),
         }
         self.proc: subprocess.Popen[bytes] | None = None

@@ -8,6 +8,13 @@ from types import MappingProxyType
 from typing import Literal
 
 Kind = Literal["question", "task"]
+
+
+def is_number(text: str) -> bool:
+    """ASCII digits only ('¹'.isdigit() is True, but int('¹') fails)."""
+    return text.isascii() and text.isdigit()
+
+
 LANGUAGES = ("ru", "en")
 
 
@@ -138,11 +145,11 @@ class Bank:
     def resolve(self, ref: str) -> Question | None:
         """A question by id, by number ('463'), or a task by 't13'."""
         ref = ref.strip().lower().lstrip("#№")
-        if ref.isdigit():
+        if is_number(ref):
             return self.by_number(int(ref))
-        if ref[:1] == "t" and ref[1:].isdigit():
+        if ref[:1] == "t" and is_number(ref[1:]):
             return self.by_number(int(ref[1:]), "task") or self._questions.get(ref)
-        if ref[:1] == "q" and ref[1:].isdigit():
+        if ref[:1] == "q" and is_number(ref[1:]):
             return self.by_number(int(ref[1:])) or self._questions.get(ref)
         return self._questions.get(ref)
 

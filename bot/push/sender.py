@@ -38,6 +38,7 @@ from bot.i18n import t
 from bot.metrics import Metrics
 from bot.push.pacer import Pacer
 from bot.push.planner import Claim, PushPlanner, RevealDue
+from bot.tg.ratelimit import NO_RETRY
 
 log = logging.getLogger(__name__)
 _RNG = random.Random()
@@ -232,7 +233,7 @@ class PushService:
                     reply_markup=view.keyboard,
                     disable_web_page_preview=True,
                     allow_paid_broadcast=self.settings.paid_broadcast or None,
-                    rate_limit_args=0,
+                    rate_limit_args=NO_RETRY,
                 )
         except RetryAfter as exc:
             delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()
@@ -321,7 +322,7 @@ class PushService:
                     parse_mode=ParseMode.HTML,
                     reply_markup=view.keyboard,
                     reply_to_message_id=item.message_id if i == 0 else None,
-                    rate_limit_args=0,
+                    rate_limit_args=NO_RETRY,
                 )
         except RetryAfter as exc:
             delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()

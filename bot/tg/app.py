@@ -17,7 +17,6 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, NetworkError, TimedOut
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     BaseUpdateProcessor,
@@ -42,6 +41,7 @@ from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, interview, practice, progress, questions, quiz, start
+from bot.tg.ratelimit import BotRateLimiter
 from bot.web import WebServer
 
 log = logging.getLogger(__name__)
@@ -291,7 +291,7 @@ def build_application(
         .base_url(f"{api}/bot")
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
-        .rate_limiter(AIORateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
+        .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(PerChatUpdateProcessor())
         .build()
     )
@@ -350,7 +350,9 @@ async def _serve(app: Application[Any, Any, Any, Any, Any, Any], settings: Setti
                 server = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
                 await server.start()
             assert app.updater is not None
-            await app.updater.start_polling(allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1)
+            await app.updater.start_polling(
+                allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1, timeout=int(settings.poll_timeout)
+            )
             log.info("long polling started")
         await stop.wait()
         log.info("stopping: no new updates; finishing work in flight")

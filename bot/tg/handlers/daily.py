@@ -9,6 +9,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
+from bot.bank.model import is_number
 from bot.core.schedule import ScheduleError, describe_zone, format_minute, get_tz, parse_time, parse_zone
 from bot.db import repo
 from bot.db.models import Chat, Delivery
@@ -193,7 +194,7 @@ async def cb_daily(update: Update, context: Ctx, cb: Callback) -> None:
         chat = await _save(update, context, push_enabled=False)
     elif action == "wd":
         chat = await _save(update, context, push_weekdays_only=not chat.push_weekdays_only)
-    elif action.startswith("t") and action[1:].isdigit() and int(action[1:]) < 24 * 60:
+    elif action.startswith("t") and is_number(action[1:]) and int(action[1:]) < 24 * 60:
         chat = await _save(update, context, push_enabled=True, push_minute=int(action[1:]))
     else:
         await reply_text(update, t(context.lang, "stale_button"))

@@ -13,6 +13,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from bot.bank import Bank
 from bot.bank.markdown import escape
+from bot.bank.model import is_number
 from bot.core import interview as core
 from bot.core.grading import Grade
 from bot.db import practice_repo, repo
@@ -61,7 +62,7 @@ async def cmd_interview(update: Update, context: Ctx) -> None:
         return
     size, topics, limit = core.DEFAULT_SIZE, [], None
     for token in args:
-        if token.isdigit():
+        if is_number(token):
             size = max(1, min(core.MAX_SIZE, int(token)))
             continue
         seconds = core.parse_time_limit(token)

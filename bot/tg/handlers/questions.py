@@ -7,6 +7,7 @@ from telegram.constants import ChatType
 
 from bot.bank import Question
 from bot.bank.markdown import escape
+from bot.bank.model import is_number
 from bot.core import grading
 from bot.core.picking import candidates_for, pick
 from bot.db import practice_repo, repo
@@ -53,7 +54,7 @@ async def cmd_q(update: Update, context: Ctx) -> None:
         return
     catalog = context.services.catalog
     ref = arg.lstrip("#№").strip()
-    if ref.isdigit() or (ref[:1].lower() in "tq" and ref[1:].isdigit()):
+    if is_number(ref) or (ref[:1].lower() in "tq" and is_number(ref[1:])):
         q = catalog.bank.resolve(ref)
         if q is None:
             await reply_text(update, t(context.lang, "question_not_found", ref=escape(ref)))

@@ -1,0 +1,58 @@
+"""PTB's AIORateLimiter, with one addition: ``rate_limit_args=NO_RETRY`` means "no retries".
+
+(ExtBot drops a falsy ``rate_limit_args`` and AIORateLimiter reads ``rate_limit_args or
+max_retries``, so 0 cannot express it.) Bulk senders pass NO_RETRY: on a 429 they requeue the
+message themselves and pause their own pacing, while
+this limiter holds every other request of the bot until ``retry_after`` has passed.
+Relies on AIORateLimiter internals of the pinned python-telegram-bot 22.8.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from telegram._utils.types import JSONDict
+from telegram.error import RetryAfter
+from telegram.ext import AIORateLimiter
+
+NO_RETRY = -1
+
+
+class BotRateLimiter(AIORateLimiter):
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | JSONDict | list[JSONDict]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | JSONDict | list[JSONDict]:
+        if rate_limit_args != NO_RETRY:
+            return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+        chat_id = data.get("chat_id")
+        with contextlib.suppress(ValueError, TypeError):
+            chat_id = int(chat_id)  # type: ignore[arg-type]
+        group: int | str | bool = (
+            chat_id if (isinstance(chat_id, int) and chat_id < 0) or isinstance(chat_id, str) else False
+        )
+        try:
+            return await self._run_request(
+                chat=chat_id is not None,
+                group=group,
+                allow_paid_broadcast=bool(data.get("allow_paid_broadcast", False)),
+                callback=callback,
+                args=args,
+                kwargs=kwargs,
+            )
+        except RetryAfter as exc:
+            self._hold(exc._retry_after.total_seconds())
+            raise
+
+    def _hold(self, seconds: float) -> None:
+        """Every request waits until Telegram's retry_after has passed."""
+        self._retry_after_event.clear()
+        asyncio.get_running_loop().call_later(seconds, self._retry_after_event.set)
