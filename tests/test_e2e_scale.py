@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import ROOT, BotProcess
 from tests.daily_helpers import migrate, query, seed_due_chats
-from tests.fakebot import FakeTelegram
+from tests.fakebot import TOKEN, FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
@@ -280,3 +280,22 @@ def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
     finally:
         bot.stop()
     assert query(bot.db_url, "select push_enabled from chats where id = 780") == [(0,)]
+
+
+def test_json_logs_carry_no_token_and_no_message_text(own_fake: FakeTelegram, tmp_path: Path) -> None:
+    fake = own_fake
+    bot = BotProcess(fake, tmp_path, env={"LOG_FORMAT": "json"}).start()
+    user = fake.user(8_000_001)
+    try:
+        user.send("/q 463")
+        user.expect()
+        user.send("Секретный текст ответа пользователя 12345")
+        user.expect()
+    finally:
+        bot.stop()
+    lines = [line for line in bot.log().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    assert {"ts", "level", "logger", "msg"} <= set(records[0])
+    assert any(r["msg"].startswith("bot @") for r in records)
+    assert "Секретный текст" not in bot.log()
+    assert TOKEN not in bot.log()
