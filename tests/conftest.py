@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,13 @@ class BotProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"bot exited at start:\n{self.log()}")
         return self
+
+    def rows(self, sql: str, *args: object) -> list[tuple[Any, ...]]:
+        """Query the bot's SQLite database (what the bot stored)."""
+        import sqlite3
+
+        with sqlite3.connect(self.db_url.removeprefix("sqlite:///")) as conn:
+            return conn.execute(sql, args).fetchall()
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -93,3 +93,19 @@ class PostgresServer:
             pass
         time.sleep(0.1)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def pg_rows(url: str, sql: str) -> list[tuple[object, ...]]:
+    """Run one query on a PostgreSQL database (what the bot stored)."""
+    import asyncio
+
+    import asyncpg
+
+    async def go() -> list[tuple[object, ...]]:
+        conn = await asyncpg.connect(url)
+        try:
+            return [tuple(r) for r in await conn.fetch(sql)]
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())

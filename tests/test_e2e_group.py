@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from tests.conftest import BotProcess
 from tests.fakebot import BOT_USERNAME, FakeTelegram
 
 pytestmark = pytest.mark.e2e
-
-
-def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[object, ...]]:
-    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 def test_group_answers_by_reply_are_stored_per_member(fake: FakeTelegram, bot: BotProcess) -> None:
@@ -29,7 +22,7 @@ def test_group_answers_by_reply_are_stored_per_member(fake: FakeTelegram, bot: B
     assert "Ответ сохранён" in ok.text
     anna.send("Это gradient checkpointing: память в обмен на вычисления", reply_to=q.message_id)
     anna.expect()
-    stored = rows(bot, "select user_id, question_id from answers where chat_id = ? order by id", -5001)
+    stored = bot.rows("select user_id, question_id from answers where chat_id = ? order by id", -5001)
     assert stored == [(502, "q463"), (501, "q463")]
     # ordinary chatter (not a reply) is not an answer and gets no reply
     boris.send("кто идёт обедать?")

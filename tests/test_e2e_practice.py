@@ -16,16 +16,6 @@ from tests.fakebot import FakeTelegram
 pytestmark = pytest.mark.e2e
 
 
-def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[object, ...]]:
-    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def execute(bot: BotProcess, sql: str, *args: object) -> None:
-    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
-        conn.execute(sql, args)
-
-
 def test_feedback_shows_covered_points_and_hints(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
     user = fake.user(uid)
     user.send("/q 463")
@@ -41,15 +31,15 @@ def test_feedback_shows_covered_points_and_hints(fake: FakeTelegram, bot: BotPro
     assert "Зачем: активации растут с batch ×…" in fb.text  # a hint, not the whole point
     assert "доминируют в памяти" not in fb.text
     assert [label for label, _ in fb.buttons()][:3] == ["Знал", "Частично", "Не знал"]
-    assert rows(bot, "select coverage, covered from answers where user_id = ?", uid) == [(0.4, "0,2")]
+    assert bot.rows("select coverage, covered from answers where user_id = ?", uid) == [(0.4, "0,2")]
 
     before = len(fake.callback_answers)
     user.press(fb, fb.button("Знал"))
     fake.wait_for(lambda: len(fake.callback_answers) > before, 5)
     assert fake.callback_answers[before]["text"] == "Записал: Знал. Повторим через 2 дня."
     fake.wait_for(lambda: "Знал" not in [label for label, _ in fb.buttons()], 5)  # keyboard edited
-    assert rows(bot, "select self_grade from answers where user_id = ?", uid) == [(3,)]
-    ((due, reps),) = rows(bot, "select due, reps from cards where user_id = ? and question_id = 'q463'", uid)
+    assert bot.rows("select self_grade from answers where user_id = ?", uid) == [(3,)]
+    ((due, reps),) = bot.rows("select due, reps from cards where user_id = ? and question_id = 'q463'", uid)
     assert reps == 1  # the self-assessment replaced the automatic rating instead of adding a review
     assert datetime.fromisoformat(str(due)).replace(tzinfo=UTC) > datetime.now(UTC) + timedelta(days=1)
 
@@ -61,7 +51,7 @@ def test_keyword_list_is_not_a_full_answer(fake: FakeTelegram, bot: BotProcess, 
     user.send("recompute, backward, forward, sqrt, torch.utils.checkpoint, memory, OOM, 30%")
     (fb,) = user.expect()
     assert "Похоже на список терминов" in fb.text
-    ((score,),) = rows(bot, "select coverage from answers where user_id = ?", uid)
+    ((score,),) = bot.rows("select coverage from answers where user_id = ?", uid)
     assert score is not None
 
 
@@ -76,14 +66,12 @@ def test_review_asks_due_questions_most_overdue_first(fake: FakeTelegram, bot: B
         user.send("Не знаю, что-то про память")
         user.expect()
     now = datetime.now(UTC).replace(tzinfo=None)
-    execute(
-        bot,
+    bot.rows(
         "update cards set due = ? where user_id = ? and question_id = 'q469'",
         str(now - timedelta(days=3)),
         uid,
     )
-    execute(
-        bot,
+    bot.rows(
         "update cards set due = ? where user_id = ? and question_id = 'q463'",
         str(now - timedelta(days=1)),
         uid,
@@ -124,7 +112,7 @@ def test_mock_interview_report(fake: FakeTelegram, bot: BotProcess, uid: int) ->
     assert "Частично" in report.text and "пропущен" in report.text
     assert "Общий балл:" in report.text and "Слабые темы: LoRA" in report.text
     assert [label for label, _ in report.buttons()] == ["Ответ 1", "Ответ 2", "Ответ 3"]
-    assert rows(bot, "select status, size from interviews where user_id = ?", uid) == [("finished", 3)]
+    assert bot.rows("select status, size from interviews where user_id = ?", uid) == [("finished", 3)]
     user.press(report, report.button("Ответ 2"))
     (ref,) = user.expect()
     assert "Эталонный ответ" in ref.text
@@ -157,7 +145,7 @@ def test_interview_survives_a_restart_and_can_be_abandoned(own_fake: FakeTelegra
         user.send("/interview stop")
         (report,) = user.expect()
         assert "Итоги интервью · 1 вопрос" in report.text
-        assert rows(bot, "select status from interviews") == [("abandoned",)]
+        assert bot.rows("select status from interviews") == [("abandoned",)]
     finally:
         bot.stop()
 

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from tests.conftest import BotProcess
 from tests.fakebot import FakeTelegram
 
 pytestmark = pytest.mark.e2e
-
-
-def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[object, ...]]:
-    path = bot.db_url.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 def test_start_shows_welcome_and_menu(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
@@ -44,7 +36,7 @@ def test_question_answer_reveal_loop(fake: FakeTelegram, bot: BotProcess, uid: i
     user.send(answer)
     (confirm,) = user.expect()
     assert "Ответ сохранён" in confirm.text
-    stored = rows(bot, "select question_id, text from answers where user_id = ?", uid)
+    stored = bot.rows("select question_id, text from answers where user_id = ?", uid)
     assert stored == [("q463", answer)]
 
     user.press(confirm, confirm.button("Показать ответ"))
@@ -131,7 +123,7 @@ def test_answer_by_reply_second_answer_and_edit_keep_all(fake: FakeTelegram, bot
     user.edit(first, "Градиенты накапливаются по микробатчам; шаг оптимизатора раз в N микробатчей")
     (ok,) = user.expect()
     assert "Исправленный ответ сохранён" in ok.text
-    stored = rows(bot, "select question_id, edited from answers where user_id = ? order by id", uid)
+    stored = bot.rows("select question_id, edited from answers where user_id = ? order by id", uid)
     assert stored == [("q472", 0), ("q472", 0), ("q472", 1)]
     user.send("/answer 472")
     mine, *_ = user.expect(2)
@@ -146,7 +138,7 @@ def test_plain_text_without_a_question_and_stickers(fake: FakeTelegram, bot: Bot
     user.send_sticker()
     (msg,) = user.expect()
     assert "только текстом" in msg.text
-    assert rows(bot, "select count(*) from answers where user_id = ?", uid) == [(0,)]
+    assert bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]
 
 
 def test_long_answer_is_kept_whole(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
@@ -157,7 +149,7 @@ def test_long_answer_is_kept_whole(fake: FakeTelegram, bot: BotProcess, uid: int
     user.send(text)
     (ok,) = user.expect()
     assert "4096" in ok.text
-    assert rows(bot, "select length(text) from answers where user_id = ?", uid) == [(4096,)]
+    assert bot.rows("select length(text) from answers where user_id = ?", uid) == [(4096,)]
 
 
 def test_glossary_browse_lookup_and_two_taps(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
@@ -239,7 +231,7 @@ def test_stale_and_forged_buttons(fake: FakeTelegram, bot: BotProcess, uid: int)
     user.press(q, "a:no-such-question")  # well-formed, but the bank has no such question
     (gone,) = user.expect()
     assert "больше нет в банке" in gone.text
-    assert rows(bot, "select count(*) from reveals where chat_id = ?", uid) == [(0,)]
+    assert bot.rows("select count(*) from reveals where chat_id = ?", uid) == [(0,)]
 
 
 def test_unknown_command(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:

@@ -20,13 +20,8 @@ pytestmark = pytest.mark.e2e
 MOSCOW = ZoneInfo("Europe/Moscow")  # DEFAULT_TIMEZONE
 
 
-def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[object, ...]]:
-    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
 def count(bot: BotProcess, sql: str, *args: object) -> int:
-    ((n,),) = rows(bot, sql, *args)
+    ((n,),) = bot.rows(sql, *args)
     assert isinstance(n, int)
     return n
 
@@ -79,7 +74,7 @@ def test_stats_counts_bars_streak_due_and_chart(fake: FakeTelegram, bot: BotProc
         grade="Знал",
     )
     answer(user, bot, "/q lora-01", "Низкоранговые добавки к весам, обучаем только их.", grade="Не знал")
-    coverage = dict(rows(bot, "select question_id, coverage from answers where user_id = ?", uid))
+    coverage = dict(bot.rows("select question_id, coverage from answers where user_id = ?", uid))
     assert set(coverage) == {"q463", "lora-01"} and None not in coverage.values()
     # one card due now, one later: the user sees exactly the one that is due
     assert count(bot, "select count(*) from cards where user_id = ?", uid) == 2
@@ -189,8 +184,8 @@ def test_forget_asks_then_deletes_everything_about_me(fake: FakeTelegram, bot: B
     ]:  # fmt: skip
         assert count(bot, f"select count(*) from {table} where {column} = ?", uid) == 0, table
     # the group and the other member's answer stay; the group's question stays, without my id
-    assert rows(bot, "select title from chats where id = ?", -uid) == [("ML club",)]
-    assert rows(bot, "select text from answers where chat_id = ?", -uid) == [("Ответ Бориса в группе",)]
+    assert bot.rows("select title from chats where id = ?", -uid) == [("ML club",)]
+    assert bot.rows("select text from answers where chat_id = ?", -uid) == [("Ответ Бориса в группе",)]
     assert count(bot, "select count(*) from asks where chat_id = ?", -uid) == 1
 
     me.send("/stats")

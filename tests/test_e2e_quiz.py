@@ -26,11 +26,6 @@ def fake() -> Iterator[FakeTelegram]:
     server.stop()
 
 
-def rows(bot: BotProcess, sql: str, *args: object) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(bot.db_url.removeprefix("sqlite:///")) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
 def vote(user: FakeUser, poll_id: str, option: int | None) -> None:
     """The member taps an option (None: retracts the vote): a ``poll_answer`` update."""
     user.answer_poll(poll_id, option)
@@ -41,12 +36,12 @@ def next_poll(fake: FakeTelegram, bot: BotProcess, chat_id: int, before: int) ->
     fake.wait_for(lambda: any(m.method == "sendPoll" for m in fake.messages(chat_id)[before:]), 10, "a quiz poll")
     message = next(m for m in fake.messages(chat_id)[before:] if m.method == "sendPoll")
     poll = next(p for p in fake.polls.values() if p["chat_id"] == chat_id and p["message_id"] == message.message_id)
-    wait_until(lambda: rows(bot, "select 1 from polls where id = ?", poll["id"]) != [])
+    wait_until(lambda: bot.rows("select 1 from polls where id = ?", poll["id"]) != [])
     return message, poll
 
 
 def answers_of(bot: BotProcess, user_id: int) -> int:
-    return len(rows(bot, "select 1 from answers where user_id = ?", user_id))
+    return len(bot.rows("select 1 from answers where user_id = ?", user_id))
 
 
 def next_text(fake: FakeTelegram, chat_id: int, before: int, needle: str) -> Sent:
@@ -66,7 +61,7 @@ def test_quiz_in_private_is_a_valid_quiz_poll(fake: FakeTelegram, bot: BotProces
     explanation = params["explanation"]
     assert len(explanation) <= 200 and explanation.count("\n") <= 2
     # the right option names the glossary term the poll is about, and that term belongs to LoRA
-    ((term_id, correct),) = rows(bot, "select term_id, correct_option from polls where id = ?", poll["id"])
+    ((term_id, correct),) = bot.rows("select term_id, correct_option from polls where id = ?", poll["id"])
     assert poll["correct_option_id"] == correct
     term = BANK.terms[term_id]
     assert term_id in topic_terms(BANK, "lora")
@@ -78,16 +73,16 @@ def test_quiz_in_private_is_a_valid_quiz_poll(fake: FakeTelegram, bot: BotProces
     assert f"✅ {option_label(term, 'ru')}" in explanation
     # a wrong answer is stored as wrong, then changed to the right one
     vote(user, poll["id"], (correct + 1) % 4)
-    wait_until(lambda: rows(bot, "select correct from poll_answers where poll_id = ?", poll["id"]) == [(0,)])
+    wait_until(lambda: bot.rows("select correct from poll_answers where poll_id = ?", poll["id"]) == [(0,)])
     vote(user, poll["id"], correct)
-    wait_until(lambda: rows(bot, "select correct from poll_answers where poll_id = ?", poll["id"]) == [(1,)])
+    wait_until(lambda: bot.rows("select correct from poll_answers where poll_id = ?", poll["id"]) == [(1,)])
     vote(user, poll["id"], None)
-    wait_until(lambda: rows(bot, "select 1 from poll_answers where poll_id = ?", poll["id"]) == [])
+    wait_until(lambda: bot.rows("select 1 from poll_answers where poll_id = ?", poll["id"]) == [])
     # a term as the argument: the quiz is about that term; an unknown word is explained
     before = len(fake.messages(uid))
     user.send("/quiz kv cache")
     _, poll = next_poll(fake, bot, uid, before)
-    assert rows(bot, "select term_id from polls where id = ?", poll["id"]) == [("kv-cache",)]
+    assert bot.rows("select term_id from polls where id = ?", poll["id"]) == [("kv-cache",)]
     user.send("/quiz абракадабра")
     (reply,) = user.expect()
     assert "Не знаю темы «абракадабра»" in reply.text
@@ -108,7 +103,7 @@ def test_group_quiz_answers_and_leaderboard(fake: FakeTelegram, bot: BotProcess)
     correct = poll["correct_option_id"]
     vote(anna, poll["id"], correct)
     vote(boris, poll["id"], (correct + 1) % 4)
-    wait_until(lambda: len(rows(bot, "select 1 from poll_answers where poll_id = ?", poll["id"])) == 2)
+    wait_until(lambda: len(bot.rows("select 1 from poll_answers where poll_id = ?", poll["id"])) == 2)
 
     # answers by reply: Anna answers two questions, Vera one
     for qref, author, text in (
@@ -131,9 +126,9 @@ def test_group_quiz_answers_and_leaderboard(fake: FakeTelegram, bot: BotProcess)
         )
 
     def expected(uid: int) -> float:
-        best = rows(bot, "select question_id, max(coalesce(coverage, 0)) from answers "
+        best = bot.rows("select question_id, max(coalesce(coverage, 0)) from answers "
                          "where user_id = ? and chat_id = ? group by question_id", uid, chat.id)  # fmt: skip
-        quiz = rows(bot, "select count(*) from poll_answers where user_id = ? and correct = 1", uid)[0][0]
+        quiz = bot.rows("select count(*) from poll_answers where user_id = ? and correct = 1", uid)[0][0]
         return sum(1 + 2 * b for _, b in best) + quiz
 
     anna_points, vera_points = expected(anna.id), expected(vera.id)
@@ -162,7 +157,7 @@ def test_group_quiz_answers_and_leaderboard(fake: FakeTelegram, bot: BotProcess)
     before = len(fake.messages(chat.id))
     anna.send(f"/top@{BOT_USERNAME} off")
     assert "больше не видны" in next_text(fake, chat.id, before, "Anna").text
-    assert rows(bot, "select board_opt_out from users where id = ?", anna.id) == [(1,)]
+    assert bot.rows("select board_opt_out from users where id = ?", anna.id) == [(1,)]
     vera.press(board, board.button("Скрыть"))
     fake.wait_for(lambda: "Vera" not in board.text, 10, "Vera to leave the board")
     assert "Anna" not in board.text and "Пока никто не набрал баллов" in board.text

@@ -21,6 +21,7 @@ import pytest
 from tests.conftest import ROOT, BotProcess
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import TOKEN, FakeTelegram
+from tests.pg import pg_rows
 
 pytestmark = pytest.mark.e2e
 
@@ -143,18 +144,6 @@ def _seed_postgres(url: str, chat_ids: list[int]) -> None:
     asyncio.run(go())
 
 
-def _pg_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
-    import asyncpg
-
-    async def go() -> list[tuple[Any, ...]]:
-        conn = await asyncpg.connect(url)
-        rows = await conn.fetch(sql)
-        await conn.close()
-        return [tuple(r) for r in rows]
-
-    return asyncio.run(go())
-
-
 @pytest.mark.postgres
 def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, postgres: Any, tmp_path: Path) -> None:
     fake = own_fake
@@ -181,7 +170,7 @@ def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, pos
         b.stop()
     counts = Counter(m.chat_id for m in fake.messages() if "Вопрос дня" in m.text)
     duplicates = sum(n - 1 for n in counts.values())
-    per_instance = dict(_pg_rows(url, "select claimed_by, count(*) from deliveries group by claimed_by"))
+    per_instance = dict(pg_rows(url, "select claimed_by, count(*) from deliveries group by claimed_by"))
     print(
         f"\ntwo instances, 1000 chats: {elapsed:.1f}s, per instance {sorted(per_instance.values())}, "
         f"duplicates {duplicates}"
@@ -189,7 +178,7 @@ def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, pos
     assert set(counts) == set(chats)
     assert duplicates == 0
     assert len(per_instance) == 2 and min(per_instance.values()) >= 100  # the work is shared
-    assert _pg_rows(url, "select status, count(*) from deliveries group by status") == [("sent", 1000)]
+    assert pg_rows(url, "select status, count(*) from deliveries group by status") == [("sent", 1000)]
 
 
 def test_sigterm_mid_broadcast_loses_nothing(own_fake: FakeTelegram, tmp_path: Path) -> None:

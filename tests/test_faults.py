@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import BotProcess
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import FakeTelegram
+from tests.pg import pg_rows
 
 pytestmark = pytest.mark.e2e
 
@@ -140,19 +141,5 @@ def test_database_outage_30s(fake: FakeTelegram, postgres: Any, tmp_path: Path) 
         assert "Ответ сохранён" in reply.text
     finally:
         bot.stop()
-    assert "Ответ после аварии" in str(postgres_rows(url, "select text from answers"))
-    assert "Ответ во время аварии" not in str(postgres_rows(url, "select text from answers"))
-
-
-def postgres_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
-    import asyncio
-
-    import asyncpg  # type: ignore[import-untyped]
-
-    async def go() -> list[tuple[Any, ...]]:
-        conn = await asyncpg.connect(url)
-        rows = await conn.fetch(sql)
-        await conn.close()
-        return [tuple(r) for r in rows]
-
-    return asyncio.run(go())
+    assert "Ответ после аварии" in str(pg_rows(url, "select text from answers"))
+    assert "Ответ во время аварии" not in str(pg_rows(url, "select text from answers"))
