@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.bank import Bank, BankError, default_bank_path, load_bank
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, default_cache_dir, load_settings
 
 EXIT_INVALID_BANK = 1
 EXIT_BAD_SETTINGS = 2
@@ -53,7 +53,7 @@ def _bank_path_from_env() -> Path:
 def load_bank_or_exit(settings: Settings) -> Bank:
     path = settings.bank_path or default_bank_path()
     try:
-        return load_bank(path)
+        return load_bank(path, cache_dir=default_cache_dir() if settings.bank_cache else None)
     except BankError as exc:
         print(exc.report(), file=sys.stderr)
         print("interview-bot: refusing to start with an invalid bank.", file=sys.stderr)

@@ -36,6 +36,12 @@ def default_database_url() -> str:
     return f"sqlite:///{path}"
 
 
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
 
@@ -43,6 +49,7 @@ class Settings(BaseSettings):
     database_url: str = Field(default_factory=default_database_url)
     telegram_api_url: str = "https://api.telegram.org"
     bank_path: Path | None = None
+    bank_cache: bool = True  # rebuild an unchanged bank from its cached validated records
     admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
     default_timezone: str = "Europe/Moscow"
     default_language: Literal["ru", "en"] = "ru"

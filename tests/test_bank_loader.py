@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def question(qid: str = "q1", **overrides: str) -> str:
 
 
 def make_bank(tmp_path: Path, questions: str, *, glossary: str = GLOSSARY, topics: str = TOPICS) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "topics.yaml").write_text(topics, encoding="utf-8")
     (tmp_path / "glossary.yaml").write_text(glossary, encoding="utf-8")
     (tmp_path / "questions.yaml").write_text("questions:\n" + questions, encoding="utf-8")
@@ -141,3 +143,31 @@ def test_validate_prints_summary(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["validate", str(make_bank(tmp_path, question() + question("t1", kind="task")))]) == 0
     out = capsys.readouterr().out
     assert "questions: 1, tasks: 1, glossary terms: 1" in out
+
+
+def test_unchanged_bank_is_rebuilt_from_the_cache(tmp_path: Path) -> None:
+    bank_dir = make_bank(tmp_path / "bank", question("q1") + question("q2", number="2"))
+    cache = tmp_path / "cache"
+    first = load_bank(bank_dir, cache_dir=cache)
+    assert len(list(cache.glob("bank-*.pickle"))) == 1
+    # Same size and modification time, but broken content: only the cache can still load it.
+    target = bank_dir / "questions.yaml"
+    stat = target.stat()
+    target.write_bytes(b"#" * stat.st_size)
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    second = load_bank(bank_dir, cache_dir=cache)
+    assert list(second.questions) == list(first.questions) == ["q1", "q2"]
+    assert second.resolve("2") is not None and second.term("lora").questions == ("q1", "q2")  # type: ignore[union-attr]
+
+
+def test_a_changed_file_or_broken_cache_means_a_full_load(tmp_path: Path) -> None:
+    bank_dir = make_bank(tmp_path / "bank", question("q1"))
+    cache = tmp_path / "cache"
+    load_bank(bank_dir, cache_dir=cache)
+    (bank_dir / "questions.yaml").write_text("questions:\n" + question("q1", topic="nope"), encoding="utf-8")
+    with pytest.raises(BankError, match="unknown topic 'nope'"):
+        load_bank(bank_dir, cache_dir=cache)
+    (bank_dir / "questions.yaml").write_text("questions:\n" + question("q9"), encoding="utf-8")
+    for stale in cache.glob("bank-*.pickle"):
+        stale.write_bytes(b"not a pickle")
+    assert list(load_bank(bank_dir, cache_dir=cache).questions) == ["q9"]

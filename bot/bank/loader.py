@@ -9,7 +9,9 @@ listing all problems at once.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
+import pickle
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -472,14 +474,25 @@ def _walk_file(checker: _Checker, path: Path) -> None:
             handlers[key](file, item)
 
 
-def load_bank(path: Path | str, files: Iterable[Path] | None = None) -> Bank:
-    """Load and validate the bank at ``path`` (a folder or one file); raise :class:`BankError`."""
+def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_dir: Path | None = None) -> Bank:
+    """Load and validate the bank at ``path`` (a folder or one file); raise :class:`BankError`.
+
+    With ``cache_dir``, a bank whose files are unchanged since the last successful load (same
+    paths, sizes and modification times, same loader version) is rebuilt from a cache of its
+    validated records instead of parsing the YAML again; any change means a full load.
+    """
     root = Path(path)
     if not root.exists():
         raise BankError([Problem(_display(root), 0, "no such file or folder")])
     paths = list(files) if files is not None else bank_files(root)
     if not paths:
         raise BankError([Problem(_display(root), 0, "no .yaml files in the bank folder")])
+    cache_file = _cache_file(cache_dir, root, paths) if cache_dir is not None else None
+    if cache_file is not None:
+        cached = _read_cache(cache_file)
+        if cached is not None:
+            topics, questions, terms = cached
+            return Bank(topics, questions, terms, source=str(root))
     checker = _Checker()
     for p in paths:
         _walk_file(checker, p)
@@ -487,7 +500,45 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None) -> Bank:
     if bank is None:
         raise BankError(checker.problems)
     bank.source = str(root)
+    if cache_file is not None:
+        _write_cache(cache_file, bank)
     return bank
+
+
+CACHE_VERSION = 1
+
+
+def _cache_file(cache_dir: Path, root: Path, paths: list[Path]) -> Path:
+    """A cache file name that changes whenever the bank's files (or this loader) change."""
+    digest = hashlib.sha256(f"{CACHE_VERSION}:{root.resolve()}".encode())
+    digest.update(Path(__file__).read_bytes())  # a new loader or format invalidates the cache
+    for p in sorted(paths):
+        st = p.stat()
+        digest.update(f"\0{p.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return cache_dir / f"bank-{digest.hexdigest()[:32]}.pickle"
+
+
+def _read_cache(cache_file: Path) -> tuple[list[Topic], list[Question], list[Term]] | None:
+    try:
+        data = pickle.loads(cache_file.read_bytes())  # noqa: S301 - our own file in the user's cache dir
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, TypeError):
+        return None
+    if not (isinstance(data, tuple) and len(data) == 3):
+        return None
+    return data
+
+
+def _write_cache(cache_file: Path, bank: Bank) -> None:
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        for old in cache_file.parent.glob("bank-*.pickle"):
+            old.unlink(missing_ok=True)
+        records = (list(bank.topics), list(bank.questions.values()), list(bank.terms.values()))
+        tmp = cache_file.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(cache_file)
+    except OSError:
+        pass  # a read-only home: load from YAML every time
 
 
 def default_bank_path() -> Path:

@@ -95,6 +95,7 @@ class Bank:
     __slots__ = (
         "_by_number",
         "_by_topic",
+        "_candidates",
         "_questions",
         "_terms",
         "_topics",
@@ -119,6 +120,12 @@ class Bank:
             by_topic[q.topic].append(q.id)
         self._by_topic = MappingProxyType({k: tuple(v) for k, v in by_topic.items()})
         self._terms = MappingProxyType({t.id: t for t in terms})
+        # What /q draws from, per topic (None: the whole bank), with and without practice tasks.
+        candidates: dict[tuple[str | None, bool], tuple[str, ...]] = {}
+        for topic_id, ids in [(None, tuple(self._questions)), *self._by_topic.items()]:
+            candidates[(topic_id, True)] = ids
+            candidates[(topic_id, False)] = tuple(q for q in ids if self._questions[q].kind == "question")
+        self._candidates = MappingProxyType(candidates)
 
     # Topics ---------------------------------------------------------------------------------
     @property
@@ -130,6 +137,10 @@ class Bank:
 
     def topic_question_ids(self, topic_id: str) -> tuple[str, ...]:
         return self._by_topic.get(topic_id, ())
+
+    def candidates(self, topic_id: str | None, *, include_tasks: bool = False) -> tuple[str, ...]:
+        """Question ids of a topic (None: all topics), in bank order; tasks only if asked."""
+        return self._candidates.get((topic_id, include_tasks), ())
 
     # Questions ------------------------------------------------------------------------------
     @property

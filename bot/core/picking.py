@@ -8,6 +8,7 @@ filters never resets what other filters have left.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Mapping, Sequence
 
@@ -20,20 +21,18 @@ def pick(candidates: Sequence[str], seen: Mapping[str, int], rng: random.Random)
     """A uniformly random least-seen candidate, or None if there are no candidates."""
     if not candidates:
         return None
-    # Fast path: while most candidates are unseen, rejection sampling finds one in O(1).
-    if len(seen) < len(candidates):
-        for _ in range(_TRIES):
-            choice = candidates[rng.randrange(len(candidates))]
-            if seen.get(choice, 0) == 0:
-                return choice
-    least = min(seen.get(c, 0) for c in candidates)
-    pool = [c for c in candidates if seen.get(c, 0) == least]
+    # Fast path: while some candidates are unseen, rejection sampling usually finds one at once.
+    for _ in range(_TRIES):
+        choice = candidates[rng.randrange(len(candidates))]
+        if seen.get(choice, 0) == 0:
+            return choice
+    # Slow path, in C-level loops: every candidate's count, then a uniform pick among the least.
+    counts = list(map(seen.get, candidates, itertools.repeat(0)))
+    least = min(counts)
+    pool = list(itertools.compress(candidates, map(least.__eq__, counts)))
     return pool[rng.randrange(len(pool))]
 
 
-def candidates_for(bank: Bank, topic: str | None, *, include_tasks: bool = False) -> list[str]:
-    """Question ids in a topic (or the whole bank), in bank order."""
-    ids = bank.topic_question_ids(topic) if topic else tuple(bank.questions)
-    if include_tasks:
-        return list(ids)
-    return [qid for qid in ids if bank.questions[qid].kind == "question"]
+def candidates_for(bank: Bank, topic: str | None, *, include_tasks: bool = False) -> Sequence[str]:
+    """Question ids in a topic (or the whole bank), in bank order (precomputed by the bank)."""
+    return bank.candidates(topic, include_tasks=include_tasks)

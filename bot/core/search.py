@@ -8,6 +8,7 @@ title (1), and its key points (0.7). Query words match keys exactly or by a pref
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ from bot.core.text import PREFIX_MIN, keys, normalize
 
 _FIELDS = (("text", 3.0), ("terms", 1.0), ("points", 0.7))
 _K1, _B = 1.2, 0.75
+PREFIX_FACTOR = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +52,13 @@ class SearchIndex:
                     postings[key][doc] = postings[key].get(doc, 0.0) + weight
                     length += weight
             lengths.append(length)
-        self._postings = dict(postings)
+        avg = (sum(lengths) / len(lengths)) if lengths else 1.0
+        # BM25's saturated term weight per posting, computed once (tf is never needed again).
+        self._postings: dict[str, dict[int, float]] = {
+            key: {doc: tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * lengths[doc] / avg)) for doc, tf in post.items()}
+            for key, post in postings.items()
+        }
         self._vocab = sorted(self._postings)
-        self._lengths = lengths
-        self._avg = (sum(lengths) / len(lengths)) if lengths else 1.0
 
     def _expand(self, key: str) -> list[str]:
         """Index keys that match a query key: itself and, if long enough, keys it prefixes
@@ -81,22 +86,27 @@ class SearchIndex:
         for qk in query_keys:
             hit_docs: dict[int, float] = {}
             for key in self._expand(qk):
-                for doc, tf in self._postings[key].items():
-                    hit_docs[doc] = max(hit_docs.get(doc, 0.0), tf)
+                factor = 1.0 if key == qk else PREFIX_FACTOR  # the word itself beats a longer/shorter form
+                for doc, weight in self._postings[key].items():
+                    if weight * factor > hit_docs.get(doc, 0.0):
+                        hit_docs[doc] = weight * factor
             if not hit_docs:
                 continue
             idf = math.log(1 + (n_docs - len(hit_docs) + 0.5) / (len(hit_docs) + 0.5))
-            for doc, tf in hit_docs.items():
-                norm = tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * self._lengths[doc] / self._avg))
-                scores[doc] += idf * norm
+            for doc, weight in hit_docs.items():
+                scores[doc] += idf * weight
                 matched[doc] += 1
-        hits = [
-            Hit(self._ids[doc], score * (matched[doc] / len(query_keys)))
-            for doc, score in scores.items()
-            if allowed is None or self._ids[doc] in allowed
-        ]
-        hits.sort(key=lambda h: (-h.score, h.question_id))
-        return hits[:limit]
+        n = len(query_keys)
+        ranked = heapq.nlargest(
+            limit,
+            (
+                (score * matched[doc] / n, doc)
+                for doc, score in scores.items()
+                if allowed is None or self._ids[doc] in allowed
+            ),
+            key=lambda pair: (pair[0], -pair[1]),
+        )
+        return [Hit(self._ids[doc], score) for score, doc in ranked]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,25 +129,31 @@ class GlossaryIndex:
                 self._names.append(name)
                 self._terms.append(term)
         self._normalized = [normalize(n) for n in self._names]
+        self._processed = [utils.default_process(n) for n in self._normalized]
+        self._exact: dict[str, Term] = {}
+        for name, term in zip(self._normalized, self._terms, strict=True):
+            self._exact.setdefault(name.strip(), term)
 
     def lookup(self, text: str, limit: int = 5) -> list[TermMatch]:
-        """Best distinct terms for ``text``, best first."""
+        """Best distinct terms for ``text``, best first (an exact name or alias scores 100)."""
         query = normalize(text).strip()
         if not query:
             return []
+        exact = self._exact.get(query)
+        best: dict[str, TermMatch] = {}
+        if exact is not None:
+            best[exact.id] = TermMatch(exact, 100.0, text.strip())
         results = process.extract(
-            query,
-            self._normalized,
+            utils.default_process(query),
+            self._processed,
             scorer=fuzz.WRatio,
-            processor=utils.default_process,
+            processor=None,
             limit=limit * 4,
             score_cutoff=55,
         )
-        best: dict[str, TermMatch] = {}
         for _, score, idx in results:
             term = self._terms[idx]
-            exact = self._normalized[idx] == query
-            value = 100.0 if exact else float(score)
+            value = 100.0 if self._normalized[idx] == query else float(score)
             if term.id not in best or best[term.id].score < value:
                 best[term.id] = TermMatch(term, value, self._names[idx])
         ranked = sorted(best.values(), key=lambda m: (-m.score, m.term.term_en.casefold()))

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -98,7 +99,16 @@ class Chat(Base):
     next_push_date: Mapped[date | None] = mapped_column(Date)
     push_stopped_reason: Mapped[str | None] = mapped_column(String(64))
 
-    __table_args__ = (Index("ix_chats_due", "push_enabled", "next_push_at"),)
+    __table_args__ = (
+        Index("ix_chats_due", "push_enabled", "next_push_at"),
+        # the few groups with an evening reveal, found without scanning every delivery
+        Index(
+            "ix_chats_reveal",
+            "reveal_minute",
+            sqlite_where=text("reveal_minute IS NOT NULL"),
+            postgresql_where=text("reveal_minute IS NOT NULL"),
+        ),
+    )
 
 
 class Ask(Base):

@@ -170,7 +170,7 @@ class Session:
     # -- the loop ----------------------------------------------------------------------------
     def run(self, *, topic: Topic | None, n: int, include_tasks: bool = False) -> Stats:
         self.run_async(self._setup())
-        candidates = candidates_for(self.bank, topic.id if topic else None, include_tasks=include_tasks)
+        candidates = list(candidates_for(self.bank, topic.id if topic else None, include_tasks=include_tasks))
         total = min(n, len(candidates))
         if not candidates:
             tasks = not include_tasks and candidates_for(self.bank, topic.id if topic else None, include_tasks=True)

@@ -14,6 +14,7 @@ No ``telegram`` imports here; the sender (bot.push.sender) does the sending.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -28,6 +29,14 @@ from bot.db.engine import Database
 from bot.db.models import Chat, Delivery
 
 log = logging.getLogger(__name__)
+
+MAX_CLAIMS_PER_PLAN = 2000  # one tick's transaction stays short, whatever the send rate
+INSERT_CHUNK = 500  # rows per INSERT: 7 parameters each, far below SQLite's and asyncpg's limits
+
+
+def _chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,48 +98,49 @@ class PushPlanner:
         """Claim up to ``limit`` due pushes (new ones and expired leases) in one transaction."""
         claims: list[Claim] = []
         skipped = reclaimed = 0
+        limit = min(limit, MAX_CLAIMS_PER_PLAN)
         async with self.db.write() as session:
-            due = select(Chat).where(Chat.push_enabled.is_(True), Chat.next_push_at <= now)
-            due = due.order_by(Chat.next_push_at).limit(limit)
+            due = (
+                select(
+                    Chat.id, Chat.type, Chat.timezone, Chat.push_minute, Chat.push_weekdays_only,
+                    Chat.next_push_at, Chat.next_push_date, Chat.topic_filter, Chat.push_kind, Chat.language,
+                )
+                .where(Chat.push_enabled.is_(True), Chat.next_push_at <= now)
+                .order_by(Chat.next_push_at)
+                .limit(limit)
+            )  # fmt: skip
             if not self.db.is_sqlite:
                 due = due.with_for_update(skip_locked=True)
-            chats = list((await session.execute(due)).scalars())
+            chats = (await session.execute(due)).all()
 
             fresh: list[dict[str, Any]] = []
             moves: list[dict[str, Any]] = []
-            by_id: dict[int, Chat] = {}
+            by_id: dict[int, Any] = {}
+            next_for: dict[tuple[str, int, bool, date], dict[str, Any]] = {}  # many chats share settings
             for chat in chats:
-                assert chat.next_push_at is not None and chat.next_push_date is not None
                 zone = chat.timezone or self.default_zone
                 late = now - chat.next_push_at > self.grace
-                status = "skipped" if late else "claimed"
                 skipped += late
                 fresh.append(
                     {
                         "chat_id": chat.id,
                         "local_date": chat.next_push_date,
                         "due_at": chat.next_push_at,
-                        "status": status,
+                        "status": "skipped" if late else "claimed",
                         "claimed_by": self.instance_id,
                         "lease_until": now + self.lease,
                         "attempts": 0 if late else 1,
                     }
                 )
                 by_id[chat.id] = chat
-                moves.append(
-                    {
-                        "id": chat.id,
-                        **schedule_fields(
-                            zone,
-                            chat.push_minute or 0,
-                            chat.push_weekdays_only,
-                            now - self.grace,
-                            chat.next_push_date + timedelta(days=1),
-                        ),
-                    }
-                )
-            if fresh:
-                ins = self._insert(session)(Delivery).values(fresh)
+                key = (zone, chat.push_minute or 0, chat.push_weekdays_only, chat.next_push_date)
+                if key not in next_for:
+                    next_for[key] = schedule_fields(
+                        zone, key[1], key[2], now - self.grace, chat.next_push_date + timedelta(days=1)
+                    )
+                moves.append({"id": chat.id, **next_for[key]})
+            for chunk in _chunks(fresh, INSERT_CHUNK):  # bound the bind parameters per statement
+                ins = self._insert(session)(Delivery).values(chunk)
                 ins = ins.on_conflict_do_nothing(index_elements=["chat_id", "local_date"])
                 rows = await session.execute(
                     ins.returning(Delivery.id, Delivery.chat_id, Delivery.local_date, Delivery.status, Delivery.due_at)
@@ -140,17 +150,10 @@ class PushPlanner:
                         continue
                     chat = by_id[chat_id]
                     claims.append(
-                        Claim(
-                            delivery_id,
-                            chat_id,
-                            chat.type,
-                            day,
-                            due_at,
-                            chat.topic_filter,
-                            chat.push_kind,
-                            chat.language,
-                        )
-                    )
+                        Claim(delivery_id, chat_id, chat.type, day, due_at, chat.topic_filter, chat.push_kind,
+                              chat.language)
+                    )  # fmt: skip
+            if moves:
                 await session.execute(update(Chat), moves)
 
             room = limit - len(claims)
@@ -164,8 +167,8 @@ class PushPlanner:
                 )
                 if not self.db.is_sqlite:
                     expired = expired.with_for_update(skip_locked=True, of=Delivery)
-                for delivery, chat in (await session.execute(expired)).tuples():
-                    if now - delivery.due_at > self.grace or not chat.push_enabled:
+                for delivery, owner in (await session.execute(expired)).tuples():
+                    if now - delivery.due_at > self.grace or not owner.push_enabled:
                         delivery.status = "skipped"
                         skipped += 1
                         continue
@@ -176,13 +179,13 @@ class PushPlanner:
                     claims.append(
                         Claim(
                             delivery.id,
-                            chat.id,
-                            chat.type,
+                            owner.id,
+                            owner.type,
                             delivery.local_date,
                             delivery.due_at,
-                            chat.topic_filter,
-                            chat.push_kind,
-                            chat.language,
+                            owner.topic_filter,
+                            owner.push_kind,
+                            owner.language,
                         )
                     )
         if claims or skipped:
@@ -220,12 +223,17 @@ class PushPlanner:
     async def due_reveals(self, now: datetime, limit: int = 200) -> list[RevealDue]:
         """Groups' evening reveals whose local time has passed, each claimed once."""
         out: list[RevealDue] = []
+        async with self.db.read() as session:  # the few chats with a reveal (partial index)
+            chat_ids = list((await session.execute(select(Chat.id).where(Chat.reveal_minute.is_not(None)))).scalars())
+        if not chat_ids:
+            return out
         async with self.db.write() as session:
             rows = await session.execute(
                 select(Delivery, Chat)
                 .join(Chat, Chat.id == Delivery.chat_id)
                 .where(
                     and_(
+                        Delivery.chat_id.in_(chat_ids[:5000]),
                         Chat.reveal_minute.is_not(None),
                         Delivery.status == "sent",
                         Delivery.revealed_at.is_(None),

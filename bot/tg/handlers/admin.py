@@ -20,6 +20,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import escape
+from bot.config import default_cache_dir
 from bot.db import repo
 from bot.db.models import Answer, Chat, User
 from bot.i18n import t
@@ -50,7 +51,8 @@ async def cmd_reload(update: Update, context: Ctx) -> None:
     s = context.services
     path = s.settings.bank_path or default_bank_path()
     try:
-        bank = await asyncio.to_thread(load_bank, path)
+        cache = default_cache_dir() if s.settings.bank_cache else None
+        bank = await asyncio.to_thread(load_bank, path, cache_dir=cache)
     except BankError as exc:
         report = exc.report()
         log.warning("bank reload rejected: %d problem(s)", len(exc.problems))
