@@ -128,12 +128,12 @@ def memory_bank(
         start = rng.randrange(len(stream) - answer_words[1])
         answer = " ".join(stream[start : start + rng.randint(*answer_words)])
         questions.append(
-            Question(
+            Question.create(
                 qid,
                 kind,
                 topic,
                 " ".join(text_words).capitalize() + "?",
-                answer,  # type: ignore[arg-type]
+                answer,
                 tuple(points),
                 terms,
                 rng.randint(1, 3),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.bank import Bank, BankError, default_bank_path, load_bank
+from bot.bank.loader import cache_is_warm, warm_cache
 from bot.config import Settings, SettingsError, default_cache_dir, load_settings
 
 EXIT_INVALID_BANK = 1
@@ -52,8 +53,16 @@ def _bank_path_from_env() -> Path:
 
 def load_bank_or_exit(settings: Settings) -> Bank:
     path = settings.bank_path or default_bank_path()
+    cache = default_cache_dir() if settings.bank_cache else None
     try:
-        return load_bank(path, cache_dir=default_cache_dir() if settings.bank_cache else None)
+        if cache is not None and not cache_is_warm(path, cache):
+            # Parse the YAML in a short-lived child: the parser's garbage dies with it.
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                pool.submit(warm_cache, path, cache).result()
+        return load_bank(path, cache_dir=cache)
     except BankError as exc:
         print(exc.report(), file=sys.stderr)
         print("interview-bot: refusing to start with an invalid bank.", file=sys.stderr)

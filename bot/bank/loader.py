@@ -13,6 +13,7 @@ import hashlib
 import os
 import pickle
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,9 @@ class BankError(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.message))
         super().__init__(self.report())
+
+    def __reduce__(self) -> tuple[type[BankError], tuple[list[Problem]]]:
+        return (BankError, (self.problems,))  # picklable across processes
 
     def report(self) -> str:
         lines = [str(p) for p in self.problems]
@@ -243,14 +247,14 @@ class _Checker:
         if ok:
             self.questions.append(
                 (
-                    Question(
+                    Question.create(
                         id=cast(str, qid),
                         kind=cast(Kind, kind),
                         topic=cast(str, topic),
                         text=cast(str, text),
                         answer=cast(str, answer),
                         key_points=tuple(cast(list[KeyPoint], key_points)),
-                        terms=tuple(cast(list[str], terms)),
+                        terms=tuple(sys.intern(t) for t in cast(list[str], terms)),
                         difficulty=cast(int, difficulty),
                         number=number,
                         source_file=src_file,
@@ -294,7 +298,7 @@ class _Checker:
             if text is None or match is None:
                 good = False
                 continue
-            points.append(KeyPoint(text, tuple(match)))
+            points.append(KeyPoint(text, tuple(sys.intern(m) for m in match)))
         return points if good else None
 
     def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str) -> None:
@@ -505,7 +509,20 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     return bank
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+
+
+def cache_is_warm(path: Path | str, cache_dir: Path) -> bool:
+    """Whether :func:`load_bank` would be a cache hit for the bank at ``path``."""
+    root = Path(path)
+    paths = bank_files(root) if root.exists() else []
+    return bool(paths) and _cache_file(cache_dir, root, paths).exists()
+
+
+def warm_cache(path: Path | str, cache_dir: Path) -> None:
+    """Load and validate the bank only to fill the cache (run in a child process, so that the
+    memory the YAML parser leaves behind never belongs to the long-running bot)."""
+    load_bank(path, cache_dir=cache_dir)
 
 
 def _cache_file(cache_dir: Path, root: Path, paths: list[Path]) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -46,11 +47,15 @@ class KeyPoint:
 
 @dataclass(frozen=True, slots=True)
 class Question:
+    """One bank item. The reference answer is kept zlib-compressed (``answer_z``; a large bank's
+    answers are most of its memory) and decompressed on access (``answer``); build with
+    :meth:`create`."""
+
     id: str
     kind: Kind
     topic: str
     text: str
-    answer: str
+    answer_z: bytes
     key_points: tuple[KeyPoint, ...]
     terms: tuple[str, ...]
     difficulty: int
@@ -58,6 +63,31 @@ class Question:
     source_file: str | None = None
     source_section: str | None = None
     where: Location | None = field(default=None, compare=False)
+
+    @classmethod
+    def create(
+        cls,
+        id: str,
+        kind: Kind,
+        topic: str,
+        text: str,
+        answer: str,
+        key_points: tuple[KeyPoint, ...],
+        terms: tuple[str, ...],
+        difficulty: int,
+        number: int | None = None,
+        source_file: str | None = None,
+        source_section: str | None = None,
+        where: Location | None = None,
+    ) -> Question:
+        return cls(
+            id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, terms, difficulty,
+            number, source_file, source_section, where,
+        )  # fmt: skip
+
+    @property
+    def answer(self) -> str:
+        return zlib.decompress(self.answer_z).decode("utf-8")
 
     @property
     def label(self) -> str:
