@@ -239,3 +239,20 @@ def test_unknown_command(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
     user.send("/frobnicate now")
     (msg,) = user.expect()
     assert msg.text == "Не знаю команду /frobnicate. Список команд — /help."
+
+
+def test_menu_keyboard_buttons(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("🎲 Вопрос")
+    (q,) = user.expect()
+    assert "Показать ответ" in [label for label, _ in q.buttons()]
+    user.send("📚 Темы")
+    (topics,) = user.expect()
+    assert topics.text.startswith("Темы")
+    user.send("📖 Глоссарий")
+    (glossary,) = user.expect()
+    assert glossary.text.startswith("Глоссарий")
+    user.send("❓ Помощь")
+    (help_msg,) = user.expect()
+    assert "/interview" in help_msg.text
+    assert bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]  # labels are not answers
