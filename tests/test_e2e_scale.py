@@ -109,6 +109,21 @@ def test_webhook_checks_the_secret_and_drops_redeliveries(own_fake: FakeTelegram
         assert 'interview_bot_updates_total{kind="message"} 1.0' in text
         assert "interview_bot_duplicate_updates_total 2.0" in text
         assert "interview_bot_sender_queue_depth" in text
+        # the Docker health check: `interview-bot health` reads the same endpoint
+        import os
+        import subprocess
+        import sys
+
+        env = {**os.environ, **webhook_env(port), "BOT_TOKEN": "x"}
+        ok = subprocess.run(
+            [sys.executable, "-m", "bot", "health"], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert ok.returncode == 0 and '"ok": true' in ok.stdout
+        env["WEBHOOK_PORT"] = str(free_port())  # nothing listens there
+        down = subprocess.run(
+            [sys.executable, "-m", "bot", "health"], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert down.returncode == 1 and "unhealthy" in down.stdout
     finally:
         assert bot.stop() == 0
 

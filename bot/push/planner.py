@@ -197,13 +197,16 @@ class PushPlanner:
             )
         return PlanResult(claims, skipped, reclaimed)
 
-    async def mark_sent(self, delivery_id: int, message_id: int, question_id: str | None, now: datetime) -> None:
-        async with self.db.write() as session:
-            await session.execute(
-                update(Delivery)
-                .where(Delivery.id == delivery_id)
-                .values(status="sent", message_id=message_id, question_id=question_id, sent_at=now)
-            )
+    @staticmethod
+    async def mark_sent(
+        session: AsyncSession, delivery_id: int, message_id: int, question_id: str | None, now: datetime
+    ) -> None:
+        """Record a delivered push (in the caller's transaction, with whatever else it records)."""
+        await session.execute(
+            update(Delivery)
+            .where(Delivery.id == delivery_id)
+            .values(status="sent", message_id=message_id, question_id=question_id, sent_at=now)
+        )
 
     async def mark(self, delivery_id: int, status: str, error: str | None = None) -> None:
         async with self.db.write() as session:

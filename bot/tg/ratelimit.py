@@ -56,3 +56,9 @@ class BotRateLimiter(AIORateLimiter):
         """Every request waits until Telegram's retry_after has passed."""
         self._retry_after_event.clear()
         asyncio.get_running_loop().call_later(seconds, self._retry_after_event.set)
+
+
+def retry_seconds(exc: RetryAfter) -> float:
+    """Telegram's ``retry_after`` in seconds (PTB gives an int or a timedelta)."""
+    value = exc.retry_after
+    return float(value) if isinstance(value, int | float) else value.total_seconds()

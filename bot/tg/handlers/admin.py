@@ -27,6 +27,7 @@ from bot.i18n import t
 from bot.push.pacer import Pacer
 from bot.tg.common import command_args, reply_text
 from bot.tg.context import Ctx
+from bot.tg.ratelimit import retry_seconds
 
 log = logging.getLogger(__name__)
 Handler = Callable[[Update, Ctx], Coroutine[Any, Any, None]]
@@ -141,8 +142,8 @@ async def cmd_broadcast(update: Update, context: Ctx) -> None:
             await context.bot.send_message(chat_id, text)
             sent += 1
         except RetryAfter as exc:
-            delay = exc.retry_after if isinstance(exc.retry_after, int | float) else exc.retry_after.total_seconds()
-            pacer.pause(float(delay))
+            delay = retry_seconds(exc)
+            pacer.pause(delay)
             queue.insert(0, chat_id)
             continue
         except Forbidden:
