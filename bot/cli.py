@@ -72,6 +72,7 @@ def load_bank_or_exit(settings: Settings) -> Bank:
 def cmd_run(args: argparse.Namespace) -> int:
     settings = load_settings()
     token = settings.require_token()
+    settings.require_llm()
     bank = load_bank_or_exit(settings)
     from bot.tg.app import run_bot
 
@@ -130,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     health = sub.add_parser("health", help="check a running bot's /healthz (exit 0 when healthy)")
     health.set_defaults(func=cmd_health)
 
+    from bot.gradecli import add_commands as add_grade_commands
     from bot.interop.cli import add_commands
 
+    add_grade_commands(sub)
     add_commands(sub)
     return parser
 

@@ -72,6 +72,32 @@ class Settings(BaseSettings):
     webhook_port: int = Field(default=8443, ge=1, le=65535)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
 
+    # Grading: the offline rubric grader, or an LLM examiner on an OpenAI-compatible endpoint
+    grader: Literal["keywords", "llm"] = "keywords"
+    llm_base_url: str | None = None  # e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    llm_timeout: float = Field(default=20.0, gt=0, le=300)
+    llm_daily_limit: int = Field(default=50, ge=0, le=100_000)  # LLM gradings per user per day
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _check_llm_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. http://localhost:11434/v1)")
+        return value.rstrip("/")
+
+    def require_llm(self) -> None:
+        """With GRADER=llm, the endpoint and model must be set (one line naming what is missing)."""
+        if self.grader != "llm":
+            return
+        if not self.llm_base_url:
+            raise SettingsError("LLM_BASE_URL: required with GRADER=llm (e.g. http://localhost:11434/v1)")
+        if not self.llm_model:
+            raise SettingsError("LLM_MODEL: required with GRADER=llm (e.g. qwen2.5:7b-instruct)")
+
     @field_validator("admin_ids", mode="before")
     @classmethod
     def _parse_ids(cls, value: object) -> object:

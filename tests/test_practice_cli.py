@@ -53,16 +53,17 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     assert [n for n, _ in asked] == ["1", "2"] and {q for _, q in asked} == {"ml-01", "ml-02"}
     first, second = (bank.questions[q] for _, q in asked)
     feedback = text.split(first.text, 1)[1].split("Эталонный ответ:", 1)[0]
-    assert "Ключевые пункты: 2 из 3 (67%) — частично" in feedback
+    assert "🟡 Оценка: 67/100 — частично" in feedback
+    assert "Ключевые пункты: покрыто 2 из 3" in feedback
     assert f"✓ {first.key_points[0].text}" in feedback and f"✓ {first.key_points[1].text}" in feedback
-    assert "✗ подсказка: " in feedback and first.key_points[2].text not in feedback  # a hint, not the point
+    assert f"• {first.key_points[2].text.rstrip('.')}." in feedback  # the missed point as a whole sentence
     assert to_plain(first.answer) in text
     assert "**" not in text  # the Markdown is rendered for the terminal
     # :answer on the second question shows its answer without grading it
     after = text.split(second.text, 1)[1]
-    assert "Ключевые пункты:" not in after and to_plain(second.answer) in after
+    assert "Оценка:" not in after and to_plain(second.answer) in after
     assert text.rstrip().endswith(
-        f"Итог: вопросов 2, ответов 1, пропущено 0, средний охват ключевых пунктов 67%. Ответы сохранены: {db}."
+        f"Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 67/100. Ответы сохранены: {db}."
     )
     assert (stats.asked, stats.answered) == (2, 1)
 
@@ -75,6 +76,8 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     ]
     assert rows(db, "SELECT id, type FROM chats") == [(0, "terminal")]
     assert rows(db, "SELECT question_id FROM reveals ORDER BY id") == [(first.id,), (second.id,)]
+    # the same storage path as the bot: the answer reviews the FSRS card
+    assert rows(db, "SELECT user_id, question_id, reps FROM cards") == [(0, first.id, 1)]
 
 
 def test_no_repeats_across_sessions_until_the_topic_is_exhausted(tmp_path: Path) -> None:
@@ -177,13 +180,13 @@ def test_in_a_pseudo_terminal_with_ctrl_d(tmp_path: Path) -> None:
     term.read_until("> ")
     term.type(ANSWER.replace("\n", "\r") + "\r\r")
     screen = term.read_until("Вопрос 2/2")
-    assert "Ключевые пункты: 2 из 3 (67%) — частично" in screen
-    assert "✗ подсказка: " in screen and "Эталонный ответ:" in screen
+    assert "🟡 Оценка: 67/100 — частично" in screen
+    assert "Что ещё стоит раскрыть:" in screen and "Эталонный ответ:" in screen
     term.read_until("> ")
     term.type("\x04")  # Ctrl-D at the start of a line
     screen = term.read_until("Ответы сохранены")
     assert term.close() == 0
-    assert "Итог: вопросов 2, ответов 1, пропущено 0, средний охват ключевых пунктов 67%." in screen
+    assert "Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 67/100." in screen
     assert "Traceback" not in screen
     assert rows(db, "SELECT user_id, chat_id, text FROM answers") == [(0, 0, ANSWER)]
 

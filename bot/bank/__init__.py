@@ -4,12 +4,14 @@ Nothing in this package imports ``telegram``.
 """
 
 from bot.bank.loader import BankError, Problem, default_bank_path, load_bank
-from bot.bank.model import Bank, KeyPoint, Question, Term, Topic
+from bot.bank.model import Bank, KeyPoint, Lexicon, Misconception, Question, Term, Topic
 
 __all__ = [
     "Bank",
     "BankError",
     "KeyPoint",
+    "Lexicon",
+    "Misconception",
     "Problem",
     "Question",
     "Term",

@@ -22,7 +22,7 @@ from typing import Any, Final, cast
 import yaml
 
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
-from bot.bank.model import Bank, KeyPoint, Kind, Location, Question, Term, Topic
+from bot.bank.model import Bank, KeyPoint, Kind, Lexicon, Location, Misconception, Question, Term, Topic
 
 try:  # the C loader is several times faster; fall back to pure Python where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -33,6 +33,8 @@ ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 # Room left in a message for the question header, labels and the like around question + answer.
 MESSAGE_CHROME: Final = 200
 MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
+MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS = 2, 5
+WEIGHTS: Final = ("core", "bonus")
 
 QUESTION_FIELDS: Final = frozenset(
     {
@@ -45,12 +47,13 @@ QUESTION_FIELDS: Final = frozenset(
         "text",
         "terms",
         "key_points",
+        "misconceptions",
         "answer",
     }
 )
 TOPIC_FIELDS: Final = frozenset({"id", "title", "order"})
 TERM_FIELDS: Final = frozenset({"id", "term", "aliases", "definition", "questions"})
-TOP_LEVEL: Final = frozenset({"topics", "questions", "glossary"})
+TOP_LEVEL: Final = frozenset({"topics", "questions", "glossary", "synonyms", "antonyms"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,20 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Map:
     return result
 
 
+class _Seq(list[Any]):
+    """A YAML sequence that remembers the line of each item (1-based)."""
+
+    item_lines: list[int]
+
+
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> _Seq:
+    result = _Seq(loader.construct_object(child, deep=True) for child in node.value)
+    result.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return result
+
+
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
 
 def _display(path: Path) -> str:
@@ -134,6 +150,8 @@ class _Checker:
         self.topics: list[tuple[Topic, Location]] = []
         self.questions: list[tuple[Question, Location]] = []
         self.terms: list[tuple[Term, Location, dict[str, int], int]] = []
+        self.synonyms: list[tuple[str, ...]] = []
+        self.antonyms: list[tuple[str, str]] = []
 
     def problem(self, file: str, line: int, message: str) -> None:
         self.problems.append(Problem(file, line, message))
@@ -241,7 +259,8 @@ class _Checker:
         elif source is not None:
             self.problem(file, self._line(m, "source"), f"{what}: source must be {{file, section}}")
         key_points = self._key_points(file, m, what)
-        ok = ok and None not in (topic, text, answer, difficulty, terms, key_points)
+        misconceptions = self._misconceptions(file, m, what)
+        ok = ok and None not in (topic, text, answer, difficulty, terms, key_points, misconceptions)
         if text and answer:
             self._check_length(file, m, what, text, answer)
         if ok:
@@ -260,6 +279,7 @@ class _Checker:
                         source_file=src_file,
                         source_section=src_section,
                         where=where,
+                        misconceptions=tuple(cast(list[Misconception], misconceptions)),
                     ),
                     where,
                 )
@@ -285,8 +305,13 @@ class _Checker:
                 self.problem(file, line, f"{label}: must be {{text: ..., match: [...]}}")
                 good = False
                 continue
-            self._unknown_fields(file, item, frozenset({"text", "match"}), label)
+            self._unknown_fields(file, item, frozenset({"text", "match", "weight"}), label)
             text = self._str(file, item, "text", label)
+            weight = item.get("weight", "core")
+            if weight not in WEIGHTS:
+                self.problem(file, self._line(item, "weight"), f"{label}: weight must be 'core' or 'bonus'")
+                good = False
+                continue
             match = self._str_list(file, item, "match", label)
             if match is not None and not match:
                 self.problem(
@@ -298,8 +323,68 @@ class _Checker:
             if text is None or match is None:
                 good = False
                 continue
-            points.append(KeyPoint(text, tuple(sys.intern(m) for m in match)))
+            points.append(KeyPoint(text, tuple(sys.intern(m) for m in match), weight))
+        if good and points and not any(p.core for p in points):
+            self.problem(file, line, f"{what}: every key point is 'bonus'; at least one must be 'core'")
+            good = False
         return points if good else None
+
+    def _misconceptions(self, file: str, m: _Map, what: str) -> list[Misconception] | None:
+        raw = m.get("misconceptions")
+        if raw is None:
+            return []
+        line = self._line(m, "misconceptions")
+        if not isinstance(raw, list):
+            self.problem(file, line, f"{what}: 'misconceptions' must be a list of {{claim, correction, match}}")
+            return None
+        if not MIN_MISCONCEPTIONS <= len(raw) <= MAX_MISCONCEPTIONS:
+            self.problem(
+                file,
+                line,
+                f"{what}: has {len(raw)} misconceptions, needs {MIN_MISCONCEPTIONS} to {MAX_MISCONCEPTIONS}",
+            )
+        items: list[Misconception] = []
+        good = True
+        for i, item in enumerate(raw, 1):
+            label = f"{what} misconception {i}"
+            if not isinstance(item, _Map):
+                self.problem(file, line, f"{label}: must be {{claim: ..., correction: ..., match: [...]}}")
+                good = False
+                continue
+            self._unknown_fields(file, item, frozenset({"claim", "correction", "match"}), label)
+            claim = self._str(file, item, "claim", label)
+            correction = self._str(file, item, "correction", label)
+            match = self._str_list(file, item, "match", label)
+            if match is not None and not match:
+                self.problem(
+                    file,
+                    self._line(item, "match") if "match" in item else item.line,
+                    f"{label}: no match phrases (list the phrases that identify the wrong claim)",
+                )
+                match = None
+            if claim is None or correction is None or match is None:
+                good = False
+                continue
+            items.append(Misconception(claim, correction, tuple(sys.intern(x) for x in match)))
+        return items if good else None
+
+    def synonym_group(self, file: str, line: int, item: object, section: str) -> None:
+        if not isinstance(item, list) or not all(
+            isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in item
+        ):
+            self.problem(file, line, f"every entry under {section!r} must be a list of words, e.g. [задержка, latency]")
+            return
+        words = tuple(str(v).strip() for v in item)
+        if section == "antonyms":
+            if len(words) != 2:
+                self.problem(file, line, f"an 'antonyms' entry must be a pair, got {len(words)} words: {list(words)}")
+                return
+            self.antonyms.append((words[0], words[1]))
+            return
+        if len(words) < 2:
+            self.problem(file, line, f"a 'synonyms' group needs at least two words, got {list(words)}")
+            return
+        self.synonyms.append(words)
 
     def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str) -> None:
         size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
@@ -425,7 +510,8 @@ class _Checker:
             )
         if self.problems:
             return None
-        return Bank(list(topics.values()), list(questions.values()), terms)
+        lexicon = Lexicon(tuple(self.synonyms), tuple(self.antonyms))
+        return Bank(list(topics.values()), list(questions.values()), terms, lexicon=lexicon)
 
 
 def _walk_file(checker: _Checker, path: Path) -> None:
@@ -464,12 +550,18 @@ def _walk_file(checker: _Checker, path: Path) -> None:
     for key, value in data.items():
         line = data.key_lines.get(key, 1)
         if key not in TOP_LEVEL:
-            checker.problem(file, line, f"unknown section {key!r} (expected topics, questions, glossary)")
+            checker.problem(
+                file, line, f"unknown section {key!r} (expected topics, questions, glossary, synonyms, antonyms)"
+            )
             continue
         if value is None:
             continue
         if not isinstance(value, list):
             checker.problem(file, line, f"{key!r} must be a list of entries ('- id: ...')")
+            continue
+        if key in ("synonyms", "antonyms"):
+            for i, item in enumerate(value):
+                checker.synonym_group(file, value.item_lines[i] if isinstance(value, _Seq) else line, item, key)
             continue
         for item in value:
             if not isinstance(item, _Map):
@@ -495,8 +587,8 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     if cache_file is not None:
         cached = _read_cache(cache_file)
         if cached is not None:
-            topics, questions, terms = cached
-            return Bank(topics, questions, terms, source=str(root))
+            topics, questions, terms, lexicon = cached
+            return Bank(topics, questions, terms, source=str(root), lexicon=lexicon)
     checker = _Checker()
     for p in paths:
         _walk_file(checker, p)
@@ -509,7 +601,7 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     return bank
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def cache_is_warm(path: Path | str, cache_dir: Path) -> bool:
@@ -535,12 +627,12 @@ def _cache_file(cache_dir: Path, root: Path, paths: list[Path]) -> Path:
     return cache_dir / f"bank-{digest.hexdigest()[:32]}.pickle"
 
 
-def _read_cache(cache_file: Path) -> tuple[list[Topic], list[Question], list[Term]] | None:
+def _read_cache(cache_file: Path) -> tuple[list[Topic], list[Question], list[Term], Lexicon] | None:
     try:
         data = pickle.loads(cache_file.read_bytes())  # noqa: S301 - our own file in the user's cache dir
     except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, TypeError):
         return None
-    if not (isinstance(data, tuple) and len(data) == 3):
+    if not (isinstance(data, tuple) and len(data) == 4):
         return None
     return data
 
@@ -550,7 +642,7 @@ def _write_cache(cache_file: Path, bank: Bank) -> None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         for old in cache_file.parent.glob("bank-*.pickle"):
             old.unlink(missing_ok=True)
-        records = (list(bank.topics), list(bank.questions.values()), list(bank.terms.values()))
+        records = (list(bank.topics), list(bank.questions.values()), list(bank.terms.values()), bank.lexicon)
         tmp = cache_file.with_suffix(".tmp")
         tmp.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
         tmp.replace(cache_file)

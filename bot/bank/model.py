@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Literal
 
 Kind = Literal["question", "task"]
+Weight = Literal["core", "bonus"]
 
 
 def is_number(text: str) -> bool:
@@ -43,6 +44,20 @@ class Topic:
 class KeyPoint:
     text: str
     match: tuple[str, ...]
+    weight: Weight = "core"  # core: a correct answer must say it; bonus: extra depth, adds credit
+
+    @property
+    def core(self) -> bool:
+        return self.weight == "core"
+
+
+@dataclass(frozen=True, slots=True)
+class Misconception:
+    """A wrong claim candidates make: ``match`` phrases identify it, ``correction`` is shown."""
+
+    claim: str
+    correction: str
+    match: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +78,7 @@ class Question:
     source_file: str | None = None
     source_section: str | None = None
     where: Location | None = field(default=None, compare=False)
+    misconceptions: tuple[Misconception, ...] = ()
 
     @classmethod
     def create(
@@ -79,10 +95,11 @@ class Question:
         source_file: str | None = None,
         source_section: str | None = None,
         where: Location | None = None,
+        misconceptions: tuple[Misconception, ...] = (),
     ) -> Question:
         return cls(
             id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, terms, difficulty,
-            number, source_file, source_section, where,
+            number, source_file, source_section, where, misconceptions,
         )  # fmt: skip
 
     @property
@@ -119,6 +136,15 @@ class Term:
         return tuple(seen)
 
 
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """Word families and bilingual synonyms (``synonyms:``; any member matches any other) and
+    opposites (``antonyms:``; pairs whose swap reverses a claim: больше/меньше)."""
+
+    synonyms: tuple[tuple[str, ...], ...] = ()
+    antonyms: tuple[tuple[str, str], ...] = ()
+
+
 class Bank:
     """An immutable, validated bank. Build it with :func:`bot.bank.loader.load_bank`."""
 
@@ -130,6 +156,7 @@ class Bank:
         "_terms",
         "_topics",
         "_topics_by_id",
+        "lexicon",
         "source",
     )
 
@@ -139,8 +166,10 @@ class Bank:
         questions: list[Question],
         terms: list[Term],
         source: str = "",
+        lexicon: Lexicon | None = None,
     ) -> None:
         self.source = source
+        self.lexicon = lexicon or Lexicon()
         self._topics = tuple(sorted(topics, key=lambda t: (t.order, t.id)))
         self._topics_by_id = MappingProxyType({t.id: t for t in self._topics})
         self._questions = MappingProxyType({q.id: q for q in questions})

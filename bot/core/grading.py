@@ -1,48 +1,345 @@
-"""Key-point feedback on a free-text answer: deterministic, offline.
+"""The offline grader: a rubric-based score for a free-text answer, deterministic, no network.
 
-A key point is *covered* when the answer contains one of its match phrases, compared by keys
-(stems + transliteration, see :mod:`bot.core.text`), so "чекпоинтов" covers a point listing
-"checkpoint". The score is the share of covered points, discounted for answers that are not
-prose: a bare list of terms ("keyword stuffing") or a few words never scores as a full answer.
+Reading the answer (see :mod:`bot.core.matching`): lemmas and stems, the bank's synonym groups and
+antonym pairs, negation, one sentence at a time.
+
+- A key point is **covered** when one of its ``match`` phrases occurs; **contradicted** when none
+  occurs but one occurs reversed (negated, or with an antonym swapped: "увеличивает" for "уменьшает").
+- A **misconception** is detected when one of its ``match`` phrases occurs (not negated).
+
+The score (0..1), in this order:
+
+1. ``base = CORE_SHARE · core + (1 − CORE_SHARE) · bonus``, where ``core`` and ``bonus`` are the
+   shares of covered core and bonus points (a question without bonus points: ``base = core``). All
+   core points and no bonus give ``CORE_SHARE`` = 0.8, above the "good" line, so missing a bonus point
+   never pulls a correct answer below "good".
+2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``;
+   an answer under ``SHORT_WORDS`` words by ``words / SHORT_WORDS``.
+3. Errors: a detected misconception or a contradicted core point caps the score at ``ERROR_CAP``
+   (0.3); a contradicted bonus point at ``MINOR_ERROR_CAP``.
+
+Verdicts: ``good`` ≥ ``GOOD`` (0.70), ``partial`` ≥ ``PARTIAL`` (0.35), else ``weak`` — the same
+lines as an interviewer's correct / partially correct / incorrect.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
 
-from bot.bank import KeyPoint, Question
-from bot.core.text import is_stopword, keys, phrase_in, words
+from bot.bank import KeyPoint, Lexicon, Question
+from bot.core.matching import Hit, Matcher, Text
+from bot.core.text import normalize, words
+
+CORE_SHARE: Final = 0.8
+STUFFING_FACTOR: Final = 0.4
+SHORT_WORDS: Final = 8
+ERROR_CAP: Final = 0.3
+MINOR_ERROR_CAP: Final = 0.6
+GOOD: Final = 0.70
+PARTIAL: Final = 0.35
 
 _SEGMENTS = re.compile(r"[,;\n•·|/]+|\s-\s")
-STUFFING_FACTOR = 0.4
-SHORT_WORDS = 8
+# Function words of both languages: prose has them, a list of terms does not.
+_FUNCTION: Final = frozenset(
+    [
+        "и",
+        "в",
+        "во",
+        "не",
+        "что",
+        "на",
+        "я",
+        "с",
+        "со",
+        "как",
+        "а",
+        "то",
+        "все",
+        "так",
+        "его",
+        "но",
+        "да",
+        "к",
+        "у",
+        "же",
+        "вы",
+        "за",
+        "бы",
+        "по",
+        "только",
+        "ее",
+        "мне",
+        "было",
+        "вот",
+        "от",
+        "меня",
+        "еще",
+        "нет",
+        "о",
+        "из",
+        "ему",
+        "теперь",
+        "когда",
+        "даже",
+        "ну",
+        "ли",
+        "если",
+        "уже",
+        "или",
+        "ни",
+        "быть",
+        "был",
+        "до",
+        "вас",
+        "опять",
+        "уж",
+        "вам",
+        "ведь",
+        "там",
+        "потом",
+        "себя",
+        "ничего",
+        "ей",
+        "может",
+        "они",
+        "тут",
+        "где",
+        "есть",
+        "надо",
+        "ней",
+        "для",
+        "мы",
+        "тебя",
+        "их",
+        "чем",
+        "была",
+        "сам",
+        "чтоб",
+        "без",
+        "будто",
+        "чего",
+        "раз",
+        "тоже",
+        "себе",
+        "под",
+        "будет",
+        "ж",
+        "тогда",
+        "кто",
+        "этот",
+        "того",
+        "потому",
+        "этого",
+        "какой",
+        "совсем",
+        "ним",
+        "здесь",
+        "этом",
+        "один",
+        "почти",
+        "мой",
+        "тем",
+        "чтобы",
+        "нее",
+        "сейчас",
+        "были",
+        "куда",
+        "зачем",
+        "всех",
+        "никогда",
+        "можно",
+        "при",
+        "об",
+        "другой",
+        "хоть",
+        "после",
+        "над",
+        "больше",
+        "тот",
+        "через",
+        "эти",
+        "нас",
+        "про",
+        "всего",
+        "них",
+        "какая",
+        "много",
+        "разве",
+        "эту",
+        "моя",
+        "впрочем",
+        "хорошо",
+        "свою",
+        "этой",
+        "перед",
+        "иногда",
+        "лучше",
+        "чуть",
+        "том",
+        "нельзя",
+        "такой",
+        "им",
+        "более",
+        "всегда",
+        "конечно",
+        "всю",
+        "между",
+        "это",
+        "так",
+        "значит",
+        "просто",
+        "типа",
+        "вроде",
+        "как-то",
+        "где-то",
+        "что-то",
+        "чтото",
+        "очень",
+        "нужно",
+        "который",
+        "которые",
+        "которая",
+        "которое",
+        "это",
+        "то",
+        "есть",
+        "тоже",
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "is",
+        "are",
+        "be",
+        "by",
+        "with",
+        "as",
+        "at",
+        "it",
+        "its",
+        "this",
+        "that",
+        "from",
+        "what",
+        "how",
+        "why",
+        "which",
+        "do",
+        "does",
+        "you",
+        "your",
+        "we",
+        "our",
+        "can",
+        "there",
+        "into",
+        "than",
+        "then",
+        "i",
+        "am",
+        "im",
+        "not",
+        "no",
+        "sure",
+        "about",
+        "something",
+        "some",
+        "maybe",
+        "think",
+        "guess",
+        "so",
+        "if",
+        "but",
+        "they",
+        "them",
+        "he",
+        "she",
+        "was",
+        "were",
+        "been",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "could",
+        "may",
+        "might",
+        "just",
+        "only",
+        "also",
+        "very",
+        "more",
+        "most",
+        "less",
+        "much",
+        "many",
+        "such",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "whose",
+        "all",
+        "any",
+        "each",
+        "every",
+        "both",
+    ]
+)
+_UNSURE: Final = re.compile(
+    r"не знаю|не помню|не уверен|не сталкивал|затрудняюсь|хз\b|забыл|not sure|don'?t know|no idea|"
+    r"i forgot|не могу сказать|понятия не имею"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Grade:
     covered: tuple[int, ...]  # indexes into question.key_points
     missed: tuple[int, ...]
-    coverage: float  # share of key points covered, 0..1
-    score: float  # coverage after the prose discount, 0..1
+    coverage: float  # weighted coverage before prose checks and errors, 0..1
+    score: float  # the final score, 0..1
     stuffed: bool  # reads like a list of terms, not an answer
     words: int
+    contradicted: tuple[int, ...] = ()  # key points the answer states the opposite of
+    misconceptions: tuple[int, ...] = ()  # indexes into question.misconceptions
+    unsure: bool = False  # "не знаю", "not sure"
+    # Filled by the LLM examiner (bot.services.grading); empty from the offline grader.
+    errors: tuple[tuple[str, str], ...] = ()  # (wrong claim, correction) beyond the bank's misconceptions
+    feedback: str = ""
+    follow_up: str = ""
+    backend: str = "keywords"
 
     @property
     def verdict(self) -> str:
-        """'good' | 'partial' | 'weak' — used to suggest a self-assessment."""
-        if self.score >= 0.67:
+        """'good' | 'partial' | 'weak'."""
+        if self.score >= GOOD:
             return "good"
-        return "partial" if self.score >= 0.34 else "weak"
+        return "partial" if self.score >= PARTIAL else "weak"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.score)
+
+    @property
+    def has_errors(self) -> bool:
+        return bool(self.misconceptions or self.contradicted)
 
 
-def _covers(point: KeyPoint, answer_keys: list[str]) -> bool:
-    # Stop words are kept on both sides: "не хранит" must not match "хранит".
-    for phrase in point.match:
-        phrase_keys = keys(phrase, drop_stopwords=False)
-        if phrase_keys and phrase_in(phrase_keys, answer_keys):
-            return True
-    return False
+@lru_cache(maxsize=4)
+def matcher_for(lexicon: Lexicon | None) -> Matcher:
+    """The compiled matcher of a bank's lexicon (built once per bank)."""
+    return Matcher(lexicon)
 
 
 def looks_stuffed(text: str) -> bool:
@@ -51,18 +348,39 @@ def looks_stuffed(text: str) -> bool:
     tokens = words(text)
     if len(tokens) < 4:
         return False
-    function_share = sum(1 for w in tokens if is_stopword(w)) / len(tokens)
+    function_share = sum(1 for w in tokens if w in _FUNCTION) / len(tokens)
     segments = [s for s in _SEGMENTS.split(text) if s.strip()]
     avg_segment = len(tokens) / max(1, len(segments))
     return function_share < 0.06 or (avg_segment < 3.0 and function_share < 0.15)
 
 
-def grade(question: Question, text: str) -> Grade:
-    answer_keys = keys(text, drop_stopwords=False)
-    covered = tuple(i for i, kp in enumerate(question.key_points) if _covers(kp, answer_keys))
-    missed = tuple(i for i in range(len(question.key_points)) if i not in covered)
-    total = len(question.key_points) or 1
-    coverage = len(covered) / total
+def _hits(phrases: tuple[str, ...], matcher: Matcher, sentences: Text) -> Hit:
+    return matcher.best(phrases, sentences)
+
+
+def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grade:
+    """Grade ``text`` as an answer to ``question`` (``lexicon``: the bank's synonyms/antonyms)."""
+    matcher = matcher_for(lexicon)
+    sentences = matcher.tokens(text)
+    covered: list[int] = []
+    contradicted: list[int] = []
+    for i, kp in enumerate(question.key_points):
+        hit = _hits(kp.match, matcher, sentences)
+        if hit is Hit.MATCH:
+            covered.append(i)
+        elif hit is Hit.FLIPPED:
+            contradicted.append(i)
+    wrong = tuple(i for i, m in enumerate(question.misconceptions) if _hits(m.match, matcher, sentences) is Hit.MATCH)
+    points = question.key_points
+    missed = tuple(i for i in range(len(points)) if i not in covered)
+    core = [i for i, p in enumerate(points) if p.core] or list(range(len(points)))
+    bonus = [i for i in range(len(points)) if i not in core]
+    core_share = sum(1 for i in core if i in covered) / len(core) if core else 0.0
+    if bonus:
+        bonus_share = sum(1 for i in bonus if i in covered) / len(bonus)
+        coverage = CORE_SHARE * core_share + (1 - CORE_SHARE) * bonus_share
+    else:
+        coverage = core_share
     n_words = len(words(text))
     stuffed = looks_stuffed(text)
     score = coverage
@@ -70,13 +388,25 @@ def grade(question: Question, text: str) -> Grade:
         score *= STUFFING_FACTOR
     elif n_words < SHORT_WORDS:
         score *= n_words / SHORT_WORDS
-    return Grade(covered, missed, round(coverage, 3), round(score, 3), stuffed, n_words)
+    if wrong or any(i in core for i in contradicted):
+        score = min(score, ERROR_CAP)
+    elif contradicted:
+        score = min(score, MINOR_ERROR_CAP)
+    unsure = bool(_UNSURE.search(normalize(text)))
+    return Grade(
+        covered=tuple(covered),
+        missed=missed,
+        coverage=round(coverage, 3),
+        score=round(score, 3),
+        stuffed=stuffed,
+        words=n_words,
+        contradicted=tuple(contradicted),
+        misconceptions=wrong,
+        unsure=unsure,
+    )
 
 
 def hint(point: KeyPoint) -> str:
-    """A hint for a missed key point: its opening words, not the whole statement."""
-    parts = point.text.split()
-    if len(parts) <= 3:
-        return f"{parts[0]}…" if len(parts) > 1 else "…"
-    keep = max(2, round(len(parts) * 0.4))
-    return " ".join(parts[:keep]).rstrip(",.;:—- ") + "…"
+    """The hint for a missed key point: its whole statement, as one sentence."""
+    text = point.text.strip()
+    return text if text.endswith((".", "!", "?", "…")) else f"{text}."

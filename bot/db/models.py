@@ -285,3 +285,23 @@ class ProcessedUpdate(Base):
 
     update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class LLMGrade(Base):
+    """A cached LLM examiner result, by (question id, hash of the answer text, prompt version)."""
+
+    __tablename__ = "llm_grades"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    result: Mapped[str] = mapped_column(Text)  # the parsed grade as JSON
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class LLMUsage(Base):
+    """How many LLM gradings a user had on a (UTC) day, for LLM_DAILY_LIMIT."""
+
+    __tablename__ = "llm_usage"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
+    count: Mapped[int] = mapped_column(Integer, default=0)

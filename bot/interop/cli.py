@@ -183,7 +183,10 @@ def cmd_practice(args: argparse.Namespace) -> int:
             return _fail(f"нет темы «{args.topic}». Темы:\n{known}", EXIT_USAGE)
     if args.n < 1:
         return _fail("--n must be at least 1", EXIT_USAGE)
-    run_practice(bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks)
+    from bot.services.grading import build_grader
+
+    grader = build_grader(settings, bank.lexicon)
+    run_practice(bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader)
     return 0
 
 

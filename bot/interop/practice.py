@@ -11,17 +11,21 @@ import asyncio
 import random
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Final, TextIO
 
 from sqlalchemy.engine import make_url
 
 from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import to_plain
-from bot.core import grading
+from bot.core.grading import Grade
 from bot.core.picking import candidates_for, pick
 from bot.db import repo
 from bot.db.engine import Database
 from bot.db.models import Ask
+from bot.services import answers
+from bot.services.feedback import feedback_lines
+from bot.services.grading import KeywordGrader
 
 TERMINAL_USER: Final = 0
 TERMINAL_CHAT: Final = 0
@@ -31,7 +35,6 @@ HELP: Final = (
     "Пишите ответ в несколько строк; пустая строка — отправить.\n"
     "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D)."
 )
-VERDICTS: Final = {"good": "хороший ответ", "partial": "частично", "weak": "слабо"}
 
 
 class _Quit(Exception):
@@ -47,9 +50,7 @@ class Stats:
     coverage: float = 0.0
 
     def line(self, where: str) -> str:
-        mean = (
-            f", средний охват ключевых пунктов {round(100 * self.coverage / self.answered)}%" if self.answered else ""
-        )
+        mean = f", средняя оценка {round(100 * self.coverage / self.answered)}/100" if self.answered else ""
         return (
             f"Итог: вопросов {self.asked}, ответов {self.answered}, пропущено {self.skipped}"
             f"{mean}. Ответы сохранены: {where}."
@@ -98,9 +99,11 @@ class Session:
         stdin: TextIO,
         stdout: TextIO,
         rng: random.Random | None = None,
+        grader: KeywordGrader | None = None,
     ) -> None:
         self.bank = bank
         self.db = db
+        self.grader = grader or KeywordGrader(bank.lexicon)
         self.run_async = runner.run
         self.stdin = stdin
         self.out = stdout
@@ -148,19 +151,13 @@ class Session:
             ask = await repo.record_ask(session, TERMINAL_CHAT, qid, user_id=TERMINAL_USER, source=CHAT_TYPE)
             return qid, ask
 
-    async def _store(self, q: Question, ask: Ask, text: str, grade: grading.Grade) -> None:
+    async def _store(self, q: Question, ask: Ask, text: str, grade: Grade) -> None:
+        """The bot's own storage path: the answer, its grade and the FSRS review in one transaction."""
+        await answers.record_answer(
+            self.db, ask=ask, question_id=q.id, user_id=TERMINAL_USER, chat_id=TERMINAL_CHAT, message_id=None,
+            text=text, grade=grade, now=datetime.now(UTC),
+        )  # fmt: skip
         async with self.db.write() as session:
-            await repo.add_answer(
-                session,
-                ask=ask,
-                question_id=q.id,
-                user_id=TERMINAL_USER,
-                chat_id=TERMINAL_CHAT,
-                message_id=None,
-                text=text,
-                coverage=grade.coverage,
-                covered=grade.covered,
-            )
             await repo.add_reveal(session, q.id, TERMINAL_CHAT, TERMINAL_USER)
 
     async def _reveal(self, q: Question) -> None:
@@ -213,11 +210,14 @@ class Session:
             self.run_async(self._reveal(q))
             self._show_reference(q, None)
             return
-        grade = grading.grade(q, text)
+        outcome = self.run_async(
+            self.grader.grade(q, text, lang="ru", user_key=str(TERMINAL_USER), lexicon=self.bank.lexicon)
+        )
+        grade = outcome.grade
         self.run_async(self._store(q, ask, text, grade))
         self.stats.answered += 1
-        self.stats.coverage += grade.coverage
-        self._feedback(q, grade)
+        self.stats.coverage += grade.score
+        self._feedback(q, grade, outcome.fallback)
         self._show_reference(q, grade)
         if ended:
             raise _Quit
@@ -251,23 +251,12 @@ class Session:
                 continue
             lines.append(line)
 
-    def _feedback(self, q: Question, grade: grading.Grade) -> None:
-        total = len(q.key_points)
+    def _feedback(self, q: Question, grade: Grade, fallback: str = "") -> None:
         self.say()
-        self.say(
-            f"Ключевые пункты: {len(grade.covered)} из {total} "
-            f"({round(100 * grade.coverage)}%) — {VERDICTS[grade.verdict]}"
-        )
-        for i in grade.covered:
-            self.say(f"  ✓ {q.key_points[i].text}")
-        for i in grade.missed:
-            self.say(f"  ✗ подсказка: {grading.hint(q.key_points[i])}")
-        if grade.stuffed:
-            self.say("Похоже на перечень терминов, а не на ответ: оценка снижена.")
-        elif grade.words < grading.SHORT_WORDS:
-            self.say("Ответ совсем короткий: оценка снижена.")
+        for line in feedback_lines(q, grade, "ru", fallback=fallback):
+            self.say(line.text if line.kind in ("score", "heading", "note", "text") else f"  {line.text}")
 
-    def _show_reference(self, q: Question, grade: grading.Grade | None) -> None:
+    def _show_reference(self, q: Question, grade: Grade | None) -> None:
         self.say()
         self.say("Эталонный ответ:")
         self.say(to_plain(q.answer))
@@ -288,12 +277,13 @@ def run_practice(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     rng: random.Random | None = None,
+    grader: KeywordGrader | None = None,
 ) -> Stats:
     out = stdout or sys.stdout
     db = Database(database_url)
     with asyncio.Runner() as runner:
         try:
-            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng)
+            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng, grader=grader)
             stats = session.run(topic=topic, n=n, include_tasks=include_tasks)
         finally:
             runner.run(db.close())

@@ -37,6 +37,7 @@ from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
+from bot.services.grading import build_grader
 from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
@@ -68,6 +69,8 @@ CALLBACKS: dict[str, CallbackFn] = {
     "iv": interview.cb_interview,
     "top": quiz.cb_top,
     "bd": quiz.cb_board,
+    "ay": questions.cb_confirm_short,
+    "an": questions.cb_confirm_short,
 }
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
@@ -295,11 +298,13 @@ def build_application(
         .concurrent_updates(PerChatUpdateProcessor())
         .build()
     )
+    database = db or Database(settings.database_url)
     services = Services(
         settings=settings,
-        db=db or Database(settings.database_url),
+        db=database,
         catalog_holder=CatalogHolder(Catalog.build(bank)),
         metrics=Metrics(),
+        grader=build_grader(settings, db=database),
     )
     app.bot_data["services"] = services
     register_handlers(app)

@@ -33,6 +33,8 @@ _OPS: Final[dict[str, str]] = {
     "fg": "s",  # forget-me confirmation
     "top": "s",  # leaderboard period
     "bd": "s",  # leaderboard opt in/out
+    "ay": "s",  # «Это ваш ответ?» yes: the short text is the answer
+    "an": "",  # «Это ваш ответ?» no
 }
 
 

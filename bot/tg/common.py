@@ -8,6 +8,7 @@ from telegram import Chat as TgChat
 from telegram import Message, Update
 from telegram import User as TgUser
 from telegram.constants import ChatType, ParseMode
+from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.db import repo
@@ -79,6 +80,20 @@ async def reply(update: Update, view: View, *, quote: bool = False) -> Message |
         disable_web_page_preview=True,
         do_quote=quote,
     )
+
+
+async def show(update: Update, view: View, status: Message | None, *, quote: bool = False) -> Message | None:
+    """Edit ``status`` (e.g. «⏳ Проверяю…») into ``view``; without it, or if the edit fails, reply."""
+    if status is not None:
+        try:
+            edited = await status.edit_text(
+                view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
+            )
+        except TelegramError:
+            pass
+        else:
+            return edited if isinstance(edited, Message) else status
+    return await reply(update, view, quote=quote)
 
 
 async def reply_text(update: Update, text: str, *, quote: bool = False) -> Message | None:

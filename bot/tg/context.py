@@ -14,6 +14,7 @@ from telegram.ext import Application, CallbackContext, ExtBot
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings
 from bot.db.engine import Database
+from bot.services.grading import KeywordGrader
 
 if TYPE_CHECKING:
     from bot.db.models import Chat, User
@@ -36,6 +37,7 @@ class Services:
     touched: dict[tuple[int, int], float] = field(default_factory=dict)
     push: PushService | None = None
     metrics: Metrics | None = None
+    grader: KeywordGrader = field(default_factory=KeywordGrader)
 
     @property
     def catalog(self) -> Catalog:

@@ -11,8 +11,9 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton,
 from bot.bank import Bank, Question, Term
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
 from bot.catalog import Catalog
-from bot.core.grading import Grade, hint
+from bot.core.grading import Grade
 from bot.i18n import t
+from bot.services.feedback import feedback_lines
 from bot.tg.callbacks import encode
 
 PAGE = 8
@@ -253,19 +254,21 @@ def self_assessment_row(q: Question, lang: str) -> list[InlineKeyboardButton]:
 
 
 def feedback_view(
-    q: Question, grade: Grade, lang: str, *, head: str, next_op: str | None = "n", with_reveal: bool = True
+    q: Question,
+    grade: Grade,
+    lang: str,
+    *,
+    head: str,
+    next_op: str | None = "n",
+    with_reveal: bool = True,
+    fallback: str = "",
 ) -> View:
-    """What the user sees after an answer: covered key points, hints for the missed ones,
-    and the self-assessment buttons."""
-    lines = [head, t(lang, "practice.covered", covered=len(grade.covered), total=len(q.key_points))]
-    lines += [f"✓ {escape(q.key_points[i].text)}" for i in grade.covered]
-    if grade.missed:
-        lines.append(t(lang, "practice.missed"))
-        lines += [f"• {escape(hint(q.key_points[i]))}" for i in grade.missed]
-    if grade.stuffed:
-        lines.append(t(lang, "practice.stuffed"))
-    elif grade.words < 8:
-        lines.append(t(lang, "practice.too_short"))
+    """What the user sees after an answer: the score, mistakes with corrections, covered key points,
+    hints for the missed ones, and the self-assessment buttons."""
+    lines = [head]
+    for line in feedback_lines(q, grade, lang, fallback=fallback):
+        text = escape(line.text)
+        lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
     lines.append("")
     lines.append(t(lang, "practice.rate_yourself"))
     rows = [self_assessment_row(q, lang)]
@@ -279,6 +282,14 @@ def feedback_view(
     if tail:
         rows.append(tail)
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def confirm_short_view(text: str, lang: str) -> View:
+    """«Это ваш ответ?» for a 1-2 character message or a bare "?"."""
+    keyboard = InlineKeyboardMarkup(
+        [[_btn(t(lang, "practice.confirm_yes"), "ay", text.strip()), _btn(t(lang, "practice.confirm_no"), "an")]]
+    )
+    return View(t(lang, "practice.confirm_short", text=escape(text.strip())), keyboard)
 
 
 def after_assessment_keyboard(q: Question, lang: str, next_op: str = "n") -> InlineKeyboardMarkup:

@@ -9,18 +9,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 
 from bot.bank import Bank
 from bot.bank.markdown import escape
 from bot.bank.model import is_number
 from bot.core import interview as core
-from bot.core.grading import Grade
 from bot.db import practice_repo, repo
 from bot.db.models import Answer, Interview, InterviewItem
 from bot.i18n import count_questions, t
+from bot.services.feedback import MARKS
+from bot.services.grading import Outcome
 from bot.tg.callbacks import Callback, encode
-from bot.tg.common import command_args, is_group, reply, reply_text, send_view
+from bot.tg.common import command_args, is_group, reply, reply_text, send_view, show
 from bot.tg.context import Ctx
 from bot.tg.views import View, feedback_view, question_view
 
@@ -138,20 +139,29 @@ async def _advance(
 
 
 async def on_interview_answer(
-    update: Update, context: Ctx, interview: Interview, item: InterviewItem, answer: Answer, grade: Grade
+    update: Update,
+    context: Ctx,
+    interview: Interview,
+    item: InterviewItem,
+    answer: Answer,
+    outcome: Outcome,
+    *,
+    status: Message | None = None,
 ) -> None:
     """Called by the answer handler after the answer is stored: record, give short feedback,
     move on to the next question (or the report)."""
     s = context.services
     now = s.clock()
+    grade = outcome.grade
     async with s.db.write() as session:
         db_item = await practice_repo.item_at(session, interview.id, item.position)
         assert db_item is not None
-        db_item.answered_at, db_item.coverage = now, grade.coverage
+        db_item.answered_at, db_item.coverage = now, grade.score
         await _advance(session, interview, item, skipped=False, now=now)
     q = s.catalog.bank.questions[item.question_id]
-    head = "✅ " + t(context.lang, "interview.header", n=item.position + 1, size=interview.size)
-    await reply(update, feedback_view(q, grade, context.lang, head=head, next_op=None, with_reveal=False))
+    head = f"{MARKS[grade.verdict]} " + t(context.lang, "interview.header", n=item.position + 1, size=interview.size)
+    view = feedback_view(q, grade, context.lang, head=head, next_op=None, with_reveal=False, fallback=outcome.fallback)
+    await show(update, view, status)
     await _ask_current(update, context, interview)
 
 

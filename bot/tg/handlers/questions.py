@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from telegram import Update
-from telegram.constants import ChatType
+from telegram.constants import ChatAction, ChatType
+from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.bank.markdown import escape
 from bot.bank.model import is_number
-from bot.core import grading
 from bot.core.picking import candidates_for, pick
-from bot.db import practice_repo, repo
+from bot.db import repo
 from bot.db.models import Ask
 from bot.i18n import t
+from bot.services import answers
+from bot.services.grading import Outcome
 from bot.tg.callbacks import Callback
-from bot.tg.common import ask_question, check_query, command_args, is_group, reply, reply_text
+from bot.tg.common import ask_question, check_query, command_args, is_group, reply, reply_text, show
 from bot.tg.context import Ctx
-from bot.tg.views import View, answer_views, feedback_view, question_terms_view
+from bot.tg.views import View, answer_views, confirm_short_view, feedback_view, question_terms_view
 
 
 async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
@@ -139,6 +143,16 @@ async def cmd_answer(update: Update, context: Ctx) -> None:
     await reveal(update, context, q)
 
 
+SHORT_CHARS = 2
+_NOT_ANSWERS = frozenset({"?", "??", "???", "...", "…", "ok", "ок", "да", "нет", "ага", "hm", "хм", "+", "-"})
+
+
+def looks_like_no_answer(text: str) -> bool:
+    """A 1-2 character message or a bare "?": probably not meant as the answer."""
+    stripped = text.strip().casefold()
+    return len(stripped) <= SHORT_CHARS or stripped in _NOT_ANSWERS
+
+
 async def on_answer_text(update: Update, context: Ctx) -> None:
     """A plain message: the user's answer to the replied-to or pending question."""
     message = update.effective_message
@@ -150,37 +164,73 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         if chat.type == ChatType.PRIVATE:
             await reply_text(update, t(context.lang, "no_pending"))
         return
-    bank = context.services.catalog.bank
-    q = bank.question(ask.question_id)
+    q = context.services.catalog.bank.question(ask.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return
+    if looks_like_no_answer(message.text):
+        await reply(update, confirm_short_view(message.text, context.lang), quote=is_group(update))
+        return
+    await submit_answer(update, context, ask, q, message.text, message.message_id)
+
+
+async def cb_confirm_short(update: Update, context: Ctx, cb: Callback) -> None:
+    """«Это ваш ответ?» — yes stores the short message as the answer, no drops it."""
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None:
+        return
+    ask = await _pending_ask(update, context)
+    q = context.services.catalog.bank.question(ask.question_id) if ask else None
+    query = update.callback_query
+    if query is not None and query.message is not None:
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_reply_markup(None)
+    if cb.op == "an" or ask is None or q is None:
+        await reply_text(update, t(context.lang, "practice.confirm_dropped"))
+        return
+    await submit_answer(update, context, ask, q, cb.args[0], None)
+
+
+async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, text: str, message_id: int | None) -> None:
+    """Store the answer, grade it, review the card, reply with feedback (or move the interview on).
+    With the LLM examiner, the answer is stored first and «⏳ Проверяю…» is edited into the result."""
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
     s = context.services
-    grade = grading.grade(q, message.text)
-    async with s.db.write() as session:
-        previous = await repo.latest_answer(session, user.id, q.id)
-        again = previous is not None and previous.ask_id == ask.id
-        answer = await repo.add_answer(
-            session, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id,
-            message_id=message.message_id, text=message.text, coverage=grade.coverage, covered=grade.covered,
+    bank = s.catalog.bank
+    status = None
+    if s.grader.name == "keywords":
+        outcome = Outcome(s.grader.grade_sync(q, text, bank.lexicon))
+        recorded = await answers.record_answer(
+            s.db, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id, message_id=message_id,
+            text=text, grade=outcome.grade, now=s.clock(),
         )  # fmt: skip
-        await practice_repo.review_card(session, user.id, q.id, self_grade=None, coverage=grade.coverage,
-                                        now=s.clock())  # fmt: skip
-        in_interview = await practice_repo.item_for_ask(session, ask.id)
+    else:
+        recorded = await answers.record_answer(
+            s.db, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id, message_id=message_id,
+            text=text, grade=None, now=s.clock(),
+        )  # fmt: skip
+        status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
+        await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
+        outcome = await s.grader.grade(q, text, lang=context.lang, user_key=str(user.id), lexicon=bank.lexicon)
+        await answers.apply_grade(s.db, answer=recorded.answer, grade=outcome.grade, now=s.clock())
     if s.metrics is not None:
         s.metrics.answers.inc()
-    if in_interview is not None:
-        interview, item = in_interview
+    if recorded.interview is not None:
+        interview, item = recorded.interview
         current = interview.status == "open" and item.position == interview.position and item.answered_at is None
         if current and interview.user_id == user.id:
             from bot.tg.handlers.interview import on_interview_answer
 
-            await on_interview_answer(update, context, interview, item, answer, grade)
+            await on_interview_answer(update, context, interview, item, recorded.answer, outcome, status=status)
             return
-    key = "answer_saved_again" if again else "answer_saved"
-    head = t(context.lang, key, chars=len(message.text))
-    view = feedback_view(q, grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n")
-    await reply(update, view, quote=is_group(update))
+    key = "answer_saved_again" if recorded.again else "answer_saved"
+    head = t(context.lang, key, chars=len(text))
+    view = feedback_view(
+        q, outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
+        fallback=outcome.fallback,
+    )  # fmt: skip
+    await show(update, view, status, quote=is_group(update))
 
 
 async def on_edited_answer(update: Update, context: Ctx) -> None:

@@ -1,0 +1,362 @@
+"""Phrase matching for grading: lemmas, stems, word families and synonyms, negation and opposites.
+
+An answer is read as sentences of *tokens*. Each token carries several keys, any of which may meet a
+phrase word:
+
+- the word's key (:func:`bot.core.text.word_key`: stem + transliteration, so ``чекпоинтов`` meets
+  ``checkpoint``) and the key of its lemma (pymorphy3: ``легли`` → ``лечь``);
+- the id of every synonym group (``data/synonyms/*.yaml``) the word, or a phrase it stands in, belongs
+  to: ``задержка`` meets ``latency``, ``моменты Adam`` meets ``состояния оптимизатора``;
+- the id of an antonym pair (``больше``/``меньше``) with the side the word is on.
+
+A token is *negated* when a negation (не, нет, ни, без, not, no, never, without, n't) stands right
+before it, or before a particle in front of it ("не всегда хранит"); "не только"/"not only" is not a
+negation.
+
+A phrase matches when each of its words meets a token of one sentence, all within
+``len(phrase) + SLACK`` tokens of each other, in any order. A phrase word written after a negation
+("не хранит") must meet a negated token. Each word that meets a token of the opposite negation or the
+opposite side of an antonym pair is a *flip*; an even number of flips ("не уменьшает" for "увеличивает")
+is a plain match, an odd number means the answer states the opposite (:attr:`Hit.FLIPPED`).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Final
+
+from bot.core.text import PREFIX_MIN, normalize, word_key
+
+if TYPE_CHECKING:
+    from bot.bank.model import Lexicon
+
+SLACK: Final = 2
+NEGATORS: Final = frozenset({"не", "нет", "ни", "без", "нельзя", "not", "no", "never", "without", "nor", "cannot"})
+_NT_STEMS: Final = frozenset(
+    [
+        "don",
+        "doesn",
+        "didn",
+        "isn",
+        "aren",
+        "wasn",
+        "weren",
+        "won",
+        "wouldn",
+        "can",
+        "couldn",
+        "shouldn",
+        "hasn",
+        "haven",
+        "hadn",
+        "mustn",
+        "needn",
+        "ain",
+    ]
+)
+# Words a negation reaches across: "не всегда хранит", "is not always stored", "не нужно хранить".
+_PASS: Final = frozenset(
+    [
+        "все",
+        "всегда",
+        "обязательно",
+        "совсем",
+        "сразу",
+        "нужно",
+        "надо",
+        "очень",
+        "так",
+        "вообще",
+        "особо",
+        "to",
+        "be",
+        "been",
+        "always",
+        "necessarily",
+        "really",
+        "all",
+        "need",
+        "needed",
+        "very",
+        "the",
+        "a",
+        "an",
+        "actually",
+    ]
+)
+_NOT_NEGATION: Final = frozenset({"только", "only", "просто", "just", "менее", "less"})
+_SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD: Final = re.compile(r"[0-9a-zа-я]+")
+_CYR: Final = re.compile(r"[а-я]")
+
+
+class Hit(enum.Enum):
+    NONE = 0
+    MATCH = 1
+    FLIPPED = 2  # the answer states the opposite
+
+
+def _prefixes(keys: Iterable[str]) -> frozenset[str]:
+    """Every key and, for plain keys, each of its prefixes of at least PREFIX_MIN letters."""
+    out = set(keys)
+    for k in keys:
+        if k[0] != "~":
+            out.update(k[:n] for n in range(PREFIX_MIN, len(k)))
+    return frozenset(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    keys: frozenset[str]
+    neg: bool
+    polarity: tuple[tuple[str, int], ...] = ()  # (antonym pair id, +1 | -1)
+    reach: frozenset[str] = frozenset()  # keys and their prefixes: what phrase words it meets
+
+    @classmethod
+    def make(cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = ()) -> Token:
+        return cls(keys, neg, polarity, _prefixes(keys))
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a compiled phrase: ``long`` keys meet a token key they are a prefix of,
+    ``short`` ones (under PREFIX_MIN letters, and group ids) only an equal key."""
+
+    keys: frozenset[str]
+    neg: bool
+    polarity: tuple[tuple[str, int], ...] = ()
+    long: frozenset[str] = frozenset()
+    short: frozenset[str] = frozenset()
+
+    @classmethod
+    def make(cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = ()) -> Word:
+        long = frozenset(k for k in keys if len(k) >= PREFIX_MIN and k[0] != "~")
+        return cls(keys, neg, polarity, long, keys - long)
+
+    def meets(self, token: Token) -> bool:
+        return not self.long.isdisjoint(token.reach) or not self.short.isdisjoint(token.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """An answer read for matching: sentences of tokens and, per key, where it occurs."""
+
+    sentences: tuple[tuple[Token, ...], ...]
+    index: dict[str, list[tuple[int, int]]]
+
+    @classmethod
+    def make(cls, sentences: list[list[Token]]) -> Text:
+        index: dict[str, list[tuple[int, int]]] = {}
+        for si, sentence in enumerate(sentences):
+            for ti, tok in enumerate(sentence):
+                for k in tok.reach:
+                    index.setdefault(k, []).append((si, ti))
+        return cls(tuple(tuple(s) for s in sentences), index)
+
+
+Phrase = tuple[Word, ...]
+
+
+_morph: object | None = None
+
+
+def _analyzer() -> object:
+    global _morph
+    if _morph is None:
+        import pymorphy3
+
+        _morph = pymorphy3.MorphAnalyzer()
+    return _morph
+
+
+@lru_cache(maxsize=200_000)
+def base_keys(word: str) -> frozenset[str]:
+    """The keys of one lower-case word: its own key and, for Russian, its lemma's key."""
+    keys = {word_key(word)}
+    if _CYR.search(word) and len(word) > 2:
+        parses = _analyzer().parse(word)  # type: ignore[attr-defined]
+        if parses:
+            keys.add(word_key(parses[0].normal_form.replace("ё", "е")))
+    return frozenset(keys)
+
+
+def _sentences(text: str) -> list[list[tuple[str, bool]]]:
+    """Words of each sentence with their negation flag; negation words themselves are dropped."""
+    out: list[list[tuple[str, bool]]] = []
+    for sentence in _SENTENCE.split(normalize(text)):
+        raw = _WORD.findall(sentence)
+        words: list[tuple[str, bool]] = []
+        pending = 0  # how many following words a negation still reaches
+        i = 0
+        while i < len(raw):
+            w = raw[i]
+            if w in _NT_STEMS and i + 1 < len(raw) and raw[i + 1] == "t":
+                pending = 2
+                i += 2
+                continue
+            if w in NEGATORS:
+                nxt = raw[i + 1] if i + 1 < len(raw) else ""
+                pending = 0 if nxt in _NOT_NEGATION else 2
+                i += 1
+                continue
+            neg = pending > 0
+            if pending:
+                pending = pending - 1 if w in _PASS else 0
+            words.append((w, neg))
+            i += 1
+        if words:
+            out.append(words)
+    return out
+
+
+class Matcher:
+    """Compiled lexicon; turns answers into tokens and phrases into :data:`Phrase`."""
+
+    def __init__(self, lexicon: Lexicon | None = None) -> None:
+        self._single: dict[str, set[str]] = {}  # word key -> synonym group keys
+        self._multi: list[tuple[Phrase, str]] = []
+        self._polar: dict[str, tuple[str, int]] = {}  # word key -> (pair id, side)
+        self._phrases: dict[str, Phrase] = {}
+        if lexicon is None:
+            return
+        for gi, group in enumerate(lexicon.synonyms):
+            gkey = f"~s{gi}~"
+            for member in group:
+                words = self._plain(member)
+                if len(words) == 1:
+                    for k in words[0].keys:
+                        self._single.setdefault(k, set()).add(gkey)
+                elif words:
+                    self._multi.append((words, gkey))
+        for ai, (a, b) in enumerate(lexicon.antonyms):
+            for side, member in ((1, a), (-1, b)):
+                for k in base_keys(normalize(member).strip()):
+                    self._polar[k] = (f"~a{ai}~", side)
+
+    @staticmethod
+    def _plain(text: str) -> Phrase:
+        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg in sentence)
+
+    def _enrich(self, seq: Sequence[Word | Token]) -> list[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]]]:
+        """Add synonym-group and antonym keys to a sentence (of an answer or a phrase)."""
+        keys = [set(t.keys) for t in seq]
+        pol: list[list[tuple[str, int]]] = [[] for _ in seq]
+        for i, t in enumerate(seq):
+            for k in t.keys:
+                groups = self._single.get(k)
+                if groups:
+                    keys[i] |= groups
+                if len(k) > PREFIX_MIN:  # a member "latency" also meets "latencies"
+                    for n in range(PREFIX_MIN, len(k)):
+                        more = self._single.get(k[:n])
+                        if more:
+                            keys[i] |= more
+                p = self._polar.get(k)
+                if p and p not in pol[i]:
+                    pol[i].append(p)
+                    keys[i].add(p[0])
+        if self._multi and len(seq) > 1:
+            plain = [Token.make(t.keys, t.neg) for t in seq]
+            for member, gkey in self._multi:
+                for span in _spans(member, plain):
+                    for j in span:
+                        keys[j].add(gkey)
+        return [(frozenset(keys[i]), seq[i].neg, tuple(pol[i])) for i in range(len(seq))]
+
+    def tokens(self, text: str) -> Text:
+        """The answer read for matching."""
+        out = []
+        for sentence in _sentences(text):
+            base = [Token.make(base_keys(w), neg) for w, neg in sentence]
+            out.append([Token.make(k, n, p) for k, n, p in self._enrich(base)])
+        return Text.make(out)
+
+    def phrase(self, text: str) -> Phrase:
+        cached = self._phrases.get(text)
+        if cached is None:
+            plain = self._plain(text)
+            cached = tuple(Word.make(k, n, p) for k, n, p in self._enrich(plain))
+            self._phrases[text] = cached
+        return cached
+
+    def find(self, phrase_text: str, text: Text) -> Hit:
+        return find(self.phrase(phrase_text), text)
+
+    def best(self, phrases: Iterable[str], text: Text) -> Hit:
+        """MATCH if any phrase matches, else FLIPPED if any matches reversed, else NONE."""
+        result = Hit.NONE
+        for p in phrases:
+            hit = self.find(p, text)
+            if hit is Hit.MATCH:
+                return hit
+            if hit is Hit.FLIPPED:
+                result = hit
+        return result
+
+
+def _flip(word: Word | Token, token: Token) -> int:
+    flips = int(word.neg != token.neg)
+    for pid, side in word.polarity:
+        for tid, tside in token.polarity:
+            if pid == tid and side != tside:
+                flips += 1
+    return flips % 2
+
+
+def _spans(phrase: Phrase, sentence: Sequence[Token]) -> list[list[int]]:
+    """Token indexes of each place a multi-word member occurs in order, at most one word apart."""
+    found = []
+    n = len(phrase)
+    for start, tok in enumerate(sentence):
+        if not phrase[0].meets(tok):
+            continue
+        span = [start]
+        pos = start
+        for w in phrase[1:]:
+            nxt = next((j for j in range(pos + 1, min(len(sentence), pos + 3)) if w.meets(sentence[j])), None)
+            if nxt is None:
+                break
+            span.append(nxt)
+            pos = nxt
+        if len(span) == n:
+            found.append(span)
+    return found
+
+
+def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:
+    found: set[tuple[int, int]] = set()
+    for k in word.long:
+        found.update(text.index.get(k, ()))
+    for k in word.short:
+        for si, ti in text.index.get(k, ()):
+            if k in text.sentences[si][ti].keys:
+                found.add((si, ti))
+    return found
+
+
+def find(phrase: Phrase, text: Text) -> Hit:
+    if not phrase:
+        return Hit.NONE
+    width = len(phrase) + SLACK
+    flipped = False
+    for si, i in sorted(_candidates(phrase[0], text)):
+        sentence = text.sentences[si]
+        window = sentence[max(0, i - width + 1) : i + width]
+        parity = _flip(phrase[0], sentence[i])
+        ok = True
+        for w in phrase[1:]:
+            options = [_flip(w, t) for t in window if w.meets(t)]
+            if not options:
+                ok = False
+                break
+            parity += min(options)
+        if not ok:
+            continue
+        if parity % 2 == 0:
+            return Hit.MATCH
+        flipped = True
+    return Hit.FLIPPED if flipped else Hit.NONE
