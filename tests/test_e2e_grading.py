@@ -1,0 +1,59 @@
+"""Grading as a user meets it, over the fake Bot API: a wrong claim corrected, a short reply
+confirmed before it is stored (the LLM examiner: tests/test_e2e_llm.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import BotProcess
+from tests.fakebot import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_wrong_claim_is_corrected_and_not_headed_with_a_tick(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    user.expect()
+    q = bot_question(bot)
+    claim = q["misconceptions"][0]
+    user.send(f"Уверенно скажу так: {claim['claim']}. Это главное, что нужно знать.")
+    (fb,) = user.expect()
+    assert "❌ Неверно:" in fb.text and claim["correction"][:40] in fb.text
+    assert "Оценка:" in fb.text and "✅" not in fb.text.split("\n")[1]
+    (score,) = bot.rows("select coverage from answers where user_id = ?", uid)[0]
+    assert score <= 0.3
+
+
+def bot_question(bot: BotProcess) -> dict:  # type: ignore[type-arg]
+    import yaml
+
+    from bot.bank import default_bank_path
+
+    for path in (default_bank_path() / "questions").glob("*.yaml"):
+        for q in yaml.safe_load(path.read_text(encoding="utf-8"))["questions"]:
+            if q["id"] == "q463":
+                return q  # type: ignore[no-any-return]
+    raise AssertionError("q463 not in the bank")
+
+
+def test_a_one_character_reply_is_confirmed_before_it_is_stored(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    user.expect()
+    user.send("?")
+    (ask,) = user.expect()
+    assert "Это ваш ответ" in ask.text
+    assert [label for label, _ in ask.buttons()] == ["Да, это ответ", "Нет"]
+    assert bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]
+    user.press(ask, ask.button("Нет"))
+    (dropped,) = user.expect()
+    assert "не сохраняю" in dropped.text
+    assert bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]
+
+    user.send("ok")
+    (ask,) = user.expect()
+    user.press(ask, ask.button("Да, это ответ"))
+    (fb,) = user.expect()
+    assert "Ответ сохранён" in fb.text and "Оценка: 0/100" in fb.text
+    assert bot.rows("select text from answers where user_id = ?", uid) == [("ok",)]

@@ -1,0 +1,63 @@
+"""The LLM examiner as a user meets it, over the fake Bot API and a fake OpenAI-compatible server:
+«⏳ Проверяю…» edited into the result, a one-line note when it falls back to the offline grader, and
+no user name or id sent to the provider. (Its own module: its own fake Telegram for its own bot.)"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import BotProcess
+from tests.fake_openai import FakeOpenAI
+from tests.fakebot import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def llm_bot(fake: FakeTelegram, llm: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BotProcess]:
+    env = {
+        "GRADER": "llm",
+        "LLM_BASE_URL": llm.url,
+        "LLM_API_KEY": str(llm.api_key),
+        "LLM_MODEL": "test-model",
+        "LLM_TIMEOUT": "2",
+        "LOG_LEVEL": "DEBUG",
+    }
+    process = BotProcess(fake, tmp_path_factory.mktemp("llm-bot"), env).start()
+    yield process
+    process.stop()
+    assert str(llm.api_key) not in process.log(), "the LLM API key leaked into the log"
+
+
+def test_llm_examiner_edits_the_checking_message_into_its_verdict(
+    fake: FakeTelegram, llm_bot: BotProcess, llm: FakeOpenAI, uid: int
+) -> None:
+    user = fake.user(uid, first_name="Секретное Имя")
+    user.send("/q 463")
+    user.expect()
+    llm.mode = "ok"
+    user.send("Активации не храним, а пересчитываем на backward, платим лишним forward.")
+    (status,) = user.expect()
+    fake.wait_for(lambda: "Оценка: 82/100" in status.text, 10, what="the edited verdict")
+    assert "Комментарий экзаменатора:" in status.text and "Хорошо объяснили суть" in status.text
+    assert "Интервьюер спросил бы дальше: А сколько памяти" in status.text
+    assert [label for label, _ in status.buttons()][:3] == ["Знал", "Частично", "Не знал"]
+    assert llm_bot.rows("select coverage from answers where user_id = ?", uid) == [(0.82,)]
+    sent = str(llm.requests[-1]["body"])
+    assert str(uid) not in sent and "Секретное Имя" not in sent
+
+    llm.mode = "500"
+    user.send("Второй ответ: просто пересчитываем активации заново при обратном проходе.")
+    (status,) = user.expect()
+    fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the fallback verdict")
+    assert "LLM-экзаменатор недоступен (ошибка сервиса)" in status.text
+    llm.mode = "ok"

@@ -1,0 +1,192 @@
+"""The LLM examiner against a fake OpenAI-compatible server: success, structured-output fallback,
+malformed JSON, timeout, 429/500, the daily limit, the cache, privacy and score reconciliation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.bank import Bank, Question, default_bank_path, load_bank
+from bot.config import load_settings
+from bot.db.engine import Database
+from bot.services.grading import Outcome, build_grader
+from bot.services.llm import LLMGrader, parse_reply
+from tests.fake_openai import FakeOpenAI
+
+ANSWER = "Активации не храним, а пересчитываем в backward: экономим память ценой ещё одного forward."
+
+
+@pytest.fixture(scope="module")
+def bank() -> Bank:
+    return load_bank(default_bank_path())
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI().start()
+    yield fake
+    fake.stop()
+    assert not fake.errors, f"malformed requests: {fake.errors}"
+
+
+def _grader(server: FakeOpenAI, bank: Bank, db: Database | None = None, **extra: Any) -> LLMGrader:
+    settings = load_settings(
+        grader="llm", llm_base_url=server.url, llm_api_key=server.api_key, llm_model="test-model", **extra
+    )
+    grader = build_grader(settings, bank.lexicon, db)
+    assert isinstance(grader, LLMGrader)
+    return grader
+
+
+def _q(bank: Bank) -> Question:
+    q = bank.question("q463")
+    assert q is not None
+    return q
+
+
+async def test_success_uses_the_json_schema_and_sends_no_user_data(server: FakeOpenAI, bank: Bank) -> None:
+    out = await _grader(server, bank).grade(_q(bank), ANSWER, lang="en", user_key="")
+    assert out.fallback == ""
+    g = out.grade
+    assert (g.backend, g.score, g.verdict, g.covered) == ("llm", 0.82, "good", (0,))
+    assert g.follow_up.startswith("А сколько памяти")
+    (request,) = server.requests
+    body = request["body"]
+    assert body["model"] == "test-model" and body["temperature"] == 0
+    assert body["response_format"]["type"] == "json_schema"
+    sent = json.dumps(body, ensure_ascii=False)
+    assert ANSWER in sent and _q(bank).text in sent and "English" in sent
+    for kp in _q(bank).key_points:
+        assert kp.text in sent
+
+
+async def test_the_user_id_is_never_sent(server: FakeOpenAI, bank: Bank, tmp_path: Path) -> None:
+    db = await _db(tmp_path)
+    try:
+        await _grader(server, bank, db).grade(_q(bank), ANSWER, user_key="987654321")
+    finally:
+        await db.close()
+    assert "987654321" not in json.dumps(server.requests)
+
+
+async def test_a_server_without_json_schema_gets_json_object(server: FakeOpenAI, bank: Bank) -> None:
+    server.mode = "no_schema"
+    grader = _grader(server, bank)
+    out = await grader.grade(_q(bank), ANSWER)
+    assert out.fallback == "" and out.grade.backend == "llm"
+    assert [r["body"]["response_format"]["type"] for r in server.requests] == ["json_schema", "json_object"]
+    server.errors.clear()  # the 400 for json_schema was scripted, not a malformed request
+    await grader.grade(_q(bank), ANSWER + " И ещё.")
+    assert server.requests[-1]["body"]["response_format"]["type"] == "json_object"  # remembered
+
+
+async def test_json_in_a_fence_is_read(server: FakeOpenAI, bank: Bank) -> None:
+    server.mode = "fenced"
+    out = await _grader(server, bank).grade(_q(bank), ANSWER)
+    assert out.fallback == "" and out.grade.score == 0.82
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"), [("malformed", "bad_reply"), ("429", "rate_limited"), ("500", "error"), ("slow", "timeout")]
+)
+async def test_failures_fall_back_to_the_offline_grader(server: FakeOpenAI, bank: Bank, mode: str, reason: str) -> None:
+    server.mode = mode
+    server.delay = 2.0
+    out = await _grader(server, bank, llm_timeout=0.5).grade(_q(bank), ANSWER)
+    assert out.fallback == reason
+    assert out.grade.backend == "keywords" and 0 < out.grade.score <= 1
+
+
+async def _db(tmp_path: Path) -> Database:
+    db = Database(f"sqlite:///{tmp_path / 'llm.db'}")
+    await db.migrate()
+    return db
+
+
+async def test_cache_and_daily_limit(server: FakeOpenAI, bank: Bank, tmp_path: Path) -> None:
+    db = await _db(tmp_path)
+    try:
+        grader = _grader(server, bank, db, llm_daily_limit=2)
+        q = _q(bank)
+        first = await grader.grade(q, ANSWER, user_key="42")
+        again = await grader.grade(q, ANSWER, user_key="42")  # cached: no request, no quota
+        assert len(server.requests) == 1 and again.grade == first.grade and again.fallback == ""
+        second = await grader.grade(q, ANSWER + " Ещё мысль.", user_key="42")
+        third = await grader.grade(q, ANSWER + " Третья мысль.", user_key="42")
+        other_user = await grader.grade(q, ANSWER + " Третья мысль.", user_key="43")
+        assert (second.fallback, third.fallback, other_user.fallback) == ("", "daily_limit", "")
+        assert third.grade.backend == "keywords"
+        assert len(server.requests) == 3
+        # the cache survives a new grader (another process) on the same database
+        fresh = _grader(server, bank, db, llm_daily_limit=2)
+        assert (await fresh.grade(q, ANSWER, user_key="42")).grade.backend == "llm"
+        assert len(server.requests) == 3
+    finally:
+        await db.close()
+
+
+async def test_score_and_verdict_are_reconciled(server: FakeOpenAI, bank: Bank) -> None:
+    def wrong(_: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "key_points": [{"index": 0, "status": "covered"}],
+            "misconceptions": [0],
+            "errors": [],
+            "score": 90,
+            "feedback": "ok",
+            "follow_up": "",
+        }
+
+    server.reply = wrong
+    q = _q(bank)
+    out: Outcome = await _grader(server, bank).grade(q, ANSWER)
+    if q.misconceptions:
+        assert out.grade.score <= 0.3 and out.grade.verdict == "weak"
+        assert out.grade.misconceptions == (0,)
+
+    def no_points(_: dict[str, Any]) -> dict[str, Any]:
+        return {"key_points": [], "misconceptions": [], "errors": [], "score": 95, "feedback": "", "follow_up": ""}
+
+    server.reply = no_points
+    out = await _grader(server, bank).grade(q, ANSWER + " x")
+    assert out.grade.verdict != "good"  # "correct" with no key point covered is not believed
+
+
+def test_parse_reply_is_robust() -> None:
+    assert parse_reply('{"score": 5}') == {"score": 5}
+    assert parse_reply('Sure!\n```json\n{"score": 5}\n```') == {"score": 5}
+    assert parse_reply('The result: {"score": 5} — done') == {"score": 5}
+
+
+def test_grade_command_with_the_llm_and_a_bad_setting(server: FakeOpenAI, tmp_path: Path) -> None:
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(json.dumps({"question": "q463", "answer": ANSWER}, ensure_ascii=False) + "\n")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LLM_BASE_URL": server.url,
+        "LLM_API_KEY": str(server.api_key),
+        "LLM_MODEL": "test-model",
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "bot", "grade", "--jsonl", str(lines), "--grader", "llm"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["score"] == 0.82 and result["verdict"] == "good"
+    assert str(server.api_key) not in run.stdout + run.stderr
+
+    bad = subprocess.run(
+        [sys.executable, "-m", "bot", "grade", "--jsonl", str(lines)],
+        capture_output=True, text=True, env={**env, "GRADER": "llm", "LLM_MODEL": ""}, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "interview-bot: LLM_MODEL: required with GRADER=llm (e.g. qwen2.5:7b-instruct)"
+    ]
