@@ -55,10 +55,10 @@ def check(bank_path: Path, files: list[str], max_share: float) -> list[str]:
                     f"{kp.text} | most frequent phrases: {culprits[:6]}"
                 )
         for i, m in enumerate(q.misconceptions):
-            fired = [p for p in m.match if matcher.find(p, own) is Hit.MATCH]
+            fired = [p for p in m.match if matcher.find(p, own, clause=True) is Hit.MATCH]
             if fired:
                 problems.append(f"{q.id} FALSE+ misconception {i} fires on the reference answer via {fired}: {m.claim}")
-            if matcher.best(m.match, matcher.tokens(m.claim)) is not Hit.MATCH:
+            if matcher.best(m.match, matcher.tokens(m.claim), clause=True) is not Hit.MATCH:
                 problems.append(f"{q.id} DEAF misconception {i} does not match its own claim: {m.claim}")
     return problems
 

@@ -34,7 +34,9 @@ def main() -> None:
             before = len(fake.messages(user.chat.id))
             if step.startswith("@press:"):
                 label = step.split(":", 1)[1]
-                target = next(m for m in reversed(fake.messages(user.chat.id)) if any(label in b for b, _ in m.buttons()))
+                target = next(
+                    m for m in reversed(fake.messages(user.chat.id)) if any(label in b for b, _ in m.buttons())
+                )
                 print(f"\n>>> [press «{label}»]")
                 user.press(target, target.button(label))
             elif step.startswith("@reply:"):

@@ -61,3 +61,37 @@ def test_llm_examiner_edits_the_checking_message_into_its_verdict(
     fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the fallback verdict")
     assert "LLM-экзаменатор недоступен (ошибка сервиса)" in status.text
     llm.mode = "ok"
+
+
+def test_mock_interview_asks_one_follow_up_per_question_and_reports_it(
+    fake: FakeTelegram, llm_bot: BotProcess, llm: FakeOpenAI, uid: int
+) -> None:
+    user = fake.user(uid)
+    llm.mode = "ok"
+    user.send("/interview 2")
+    started, first = user.expect(2)
+    assert "Мок-интервью" in started.text and "вопрос 1/2" in first.text
+    user.send("Мой ответ на первый вопрос: объясняю суть своими словами, с примером и цифрами.")
+    status, follow = user.expect(2)
+    fake.wait_for(lambda: "Оценка: 82/100" in status.text, 10, what="the verdict")
+    assert "Интервьюер спросил бы дальше" not in status.text  # asked as its own message instead
+    assert "Уточняющий вопрос интервьюера:" in follow.text and "А сколько памяти" in follow.text
+
+    user.send("Примерно в корень из числа слоёв раз меньше памяти под активации.")
+    noted, second = user.expect(2)
+    assert noted.text == "Принято." and "вопрос 2/2" in second.text
+    assert llm_bot.rows("select follow_up_answer from interview_items where follow_up is not null order by position")[
+        -1
+    ] == ("Примерно в корень из числа слоёв раз меньше памяти под активации.",)
+
+    user.send("Ответ на второй вопрос, тоже по существу и с деталями реализации.")
+    status, follow = user.expect(2)
+    assert "Уточняющий вопрос" in follow.text
+    user.send("/skip")
+    skipped, report = user.expect(2)
+    assert "пропущен" in skipped.text.lower()
+    assert "Итоги интервью" in report.text
+    assert report.text.count("❓ А сколько памяти") == 2
+    assert "→ Примерно в корень" in report.text and "→ пропущен" in report.text
+    # the skipped follow-up did not skip the answered question
+    assert "    пропущен" not in report.text

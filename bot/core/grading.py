@@ -9,14 +9,15 @@ antonym pairs, negation, one sentence at a time.
 
 The score (0..1), in this order:
 
-1. ``base = CORE_SHARE · core + (1 − CORE_SHARE) · bonus``, where ``core`` and ``bonus`` are the
-   shares of covered core and bonus points (a question without bonus points: ``base = core``). All
-   core points and no bonus give ``CORE_SHARE`` = 0.8, above the "good" line, so missing a bonus point
-   never pulls a correct answer below "good".
-2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``;
-   an answer under ``SHORT_WORDS`` words by ``words / SHORT_WORDS``.
+1. ``base = CORE_SHARE · √core + (1 − CORE_SHARE) · bonus``, where ``core`` and ``bonus`` are the
+   shares of covered core and bonus points (a question without bonus points: ``base = √core``). All
+   core points and no bonus give ``CORE_SHARE`` = 0.85, above the "good" line, so missing a bonus
+   point never pulls a correct answer below "good"; one core point of three gives 0.49, "partial".
+2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``
+   (0.3); an answer under ``SHORT_WORDS`` (8) words by ``words / SHORT_WORDS``.
 3. Errors: a detected misconception or a contradicted core point caps the score at ``ERROR_CAP``
-   (0.3); a contradicted bonus point at ``MINOR_ERROR_CAP``.
+   (0.3) and then multiplies it by ``ERROR_FACTOR`` (0.6), so a wrong answer ends at most at 0.18;
+   a contradicted bonus point alone caps it at ``MINOR_ERROR_CAP`` (0.6).
 
 Verdicts: ``good`` ≥ ``GOOD`` (0.70), ``partial`` ≥ ``PARTIAL`` (0.35), else ``weak`` — the same
 lines as an interviewer's correct / partially correct / incorrect.
@@ -33,10 +34,12 @@ from bot.bank import KeyPoint, Lexicon, Question
 from bot.core.matching import Hit, Matcher, Text
 from bot.core.text import normalize, words
 
-CORE_SHARE: Final = 0.8
-STUFFING_FACTOR: Final = 0.4
+CORE_SHARE: Final = 0.85
+CORE_CURVE: Final = 0.5  # credit for a share s of core points is √s: one of three core points is "partial"
+STUFFING_FACTOR: Final = 0.3
 SHORT_WORDS: Final = 8
 ERROR_CAP: Final = 0.3
+ERROR_FACTOR: Final = 0.6
 MINOR_ERROR_CAP: Final = 0.6
 GOOD: Final = 0.70
 PARTIAL: Final = 0.35
@@ -354,8 +357,8 @@ def looks_stuffed(text: str) -> bool:
     return function_share < 0.06 or (avg_segment < 3.0 and function_share < 0.15)
 
 
-def _hits(phrases: tuple[str, ...], matcher: Matcher, sentences: Text) -> Hit:
-    return matcher.best(phrases, sentences)
+def _hits(phrases: tuple[str, ...], matcher: Matcher, sentences: Text, *, clause: bool = False) -> Hit:
+    return matcher.best(phrases, sentences, clause=clause)
 
 
 def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grade:
@@ -370,17 +373,20 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
             covered.append(i)
         elif hit is Hit.FLIPPED:
             contradicted.append(i)
-    wrong = tuple(i for i, m in enumerate(question.misconceptions) if _hits(m.match, matcher, sentences) is Hit.MATCH)
+    wrong = tuple(
+        i for i, m in enumerate(question.misconceptions) if _hits(m.match, matcher, sentences, clause=True) is Hit.MATCH
+    )
     points = question.key_points
     missed = tuple(i for i in range(len(points)) if i not in covered)
     core = [i for i, p in enumerate(points) if p.core] or list(range(len(points)))
     bonus = [i for i in range(len(points)) if i not in core]
     core_share = sum(1 for i in core if i in covered) / len(core) if core else 0.0
+    core_credit = core_share**CORE_CURVE
     if bonus:
         bonus_share = sum(1 for i in bonus if i in covered) / len(bonus)
-        coverage = CORE_SHARE * core_share + (1 - CORE_SHARE) * bonus_share
+        coverage = CORE_SHARE * core_credit + (1 - CORE_SHARE) * bonus_share
     else:
-        coverage = core_share
+        coverage = core_credit
     n_words = len(words(text))
     stuffed = looks_stuffed(text)
     score = coverage
@@ -389,7 +395,7 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
     elif n_words < SHORT_WORDS:
         score *= n_words / SHORT_WORDS
     if wrong or any(i in core for i in contradicted):
-        score = min(score, ERROR_CAP)
+        score = min(score, ERROR_CAP) * ERROR_FACTOR
     elif contradicted:
         score = min(score, MINOR_ERROR_CAP)
     unsure = bool(_UNSURE.search(normalize(text)))

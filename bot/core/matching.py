@@ -88,7 +88,6 @@ _PASS: Final = frozenset(
         "actually",
     ]
 )
-_NOT_NEGATION: Final = frozenset({"только", "only", "просто", "just", "менее", "less"})
 _SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD: Final = re.compile(r"[0-9a-zа-я]+")
 _CYR: Final = re.compile(r"[а-я]")
@@ -115,10 +114,13 @@ class Token:
     neg: bool
     polarity: tuple[tuple[str, int], ...] = ()  # (antonym pair id, +1 | -1)
     reach: frozenset[str] = frozenset()  # keys and their prefixes: what phrase words it meets
+    clause: int = 0  # the clause of its sentence
 
     @classmethod
-    def make(cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = ()) -> Token:
-        return cls(keys, neg, polarity, _prefixes(keys))
+    def make(
+        cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = (), clause: int = 0
+    ) -> Token:
+        return cls(keys, neg, polarity, _prefixes(keys), clause)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,30 +186,55 @@ def base_keys(word: str) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _sentences(text: str) -> list[list[tuple[str, bool]]]:
-    """Words of each sentence with their negation flag; negation words themselves are dropped."""
-    out: list[list[tuple[str, bool]]] = []
-    for sentence in _SENTENCE.split(normalize(text)):
-        raw = _WORD.findall(sentence)
-        words: list[tuple[str, bool]] = []
-        pending = 0  # how many following words a negation still reaches
-        i = 0
-        while i < len(raw):
-            w = raw[i]
-            if w in _NT_STEMS and i + 1 < len(raw) and raw[i + 1] == "t":
-                pending = 2
-                i += 2
-                continue
-            if w in NEGATORS:
-                nxt = raw[i + 1] if i + 1 < len(raw) else ""
-                pending = 0 if nxt in _NOT_NEGATION else 2
-                i += 1
-                continue
-            neg = pending > 0
-            if pending:
-                pending = pending - 1 if w in _PASS else 0
-            words.append((w, neg))
+# Clauses: parts of a sentence in contrast ("TP режет матрицы, а PP делит слои"); a wrong claim must
+# sit in one. Segments: what a negation cannot reach across (commas, dashes, colons).
+_CLAUSE: Final = re.compile(r",?\s(?:а|но|однако|зато|тогда как|whereas|while|but)\s")
+_SEGMENT: Final = re.compile(r"[,:]|\s[—–-]\s|—|–")
+
+
+def _clause_words(segment: str) -> list[tuple[str, bool]]:
+    """Words of one segment with their negation flag. A negation reaches the next word (across
+    particles: "не всегда хранит"); one at the end of a segment reaches back ("мёрджить нельзя")."""
+    raw = _WORD.findall(segment)
+    words: list[tuple[str, bool]] = []
+    pending = 0  # how many following words a negation still reaches
+    passed: int | None = None  # a particle the negation passed over ("не нужно" at the end)
+    i = 0
+    while i < len(raw):
+        w = raw[i]
+        if w in _NT_STEMS and i + 1 < len(raw) and raw[i + 1] == "t":
+            pending, passed = 2, None
+            i += 2
+            continue
+        if w in NEGATORS:
+            pending, passed = 2, None
+            if i + 1 == len(raw) and words:  # a trailing negation: "хранить нельзя", "needed not"
+                words[-1] = (words[-1][0], True)
+                pending = 0
             i += 1
+            continue
+        if pending and w in _PASS:
+            pending -= 1
+            passed = len(words)
+            words.append((w, False))
+            i += 1
+            continue
+        words.append((w, pending > 0))
+        pending, passed = 0, None
+        i += 1
+    if pending and passed is not None:  # "X не нужно": the particle itself is negated
+        words[passed] = (words[passed][0], True)
+    return words
+
+
+def _sentences(text: str) -> list[list[tuple[str, bool, int]]]:
+    """Words of each sentence with their negation flag and clause number; negation words
+    themselves are dropped. Clauses split at "а"/"но"/"однако"/"but"/"whereas"."""
+    out: list[list[tuple[str, bool, int]]] = []
+    for sentence in _SENTENCE.split(normalize(text)):
+        words = [
+            (w, neg, ci) for ci, clause in enumerate(_CLAUSE.split(f" {sentence} ")) for w, neg in _clause_words(clause)
+        ]
         if words:
             out.append(words)
     return out
@@ -239,7 +266,7 @@ class Matcher:
 
     @staticmethod
     def _plain(text: str) -> Phrase:
-        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg in sentence)
+        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg, _ in sentence)
 
     def _enrich(self, seq: Sequence[Word | Token]) -> list[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]]]:
         """Add synonym-group and antonym keys to a sentence (of an answer or a phrase)."""
@@ -250,8 +277,8 @@ class Matcher:
                 groups = self._single.get(k)
                 if groups:
                     keys[i] |= groups
-                if len(k) > PREFIX_MIN:  # a member "latency" also meets "latencies"
-                    for n in range(PREFIX_MIN, len(k)):
+                if len(k) > PREFIX_MIN:  # a member "latency" also meets "latencies", not "layer" "layernorm"
+                    for n in range(max(PREFIX_MIN, len(k) - 2), len(k)):
                         more = self._single.get(k[:n])
                         if more:
                             keys[i] |= more
@@ -271,8 +298,9 @@ class Matcher:
         """The answer read for matching."""
         out = []
         for sentence in _sentences(text):
-            base = [Token.make(base_keys(w), neg) for w, neg in sentence]
-            out.append([Token.make(k, n, p) for k, n, p in self._enrich(base)])
+            base = [Token.make(base_keys(w), neg, clause=c) for w, neg, c in sentence]
+            enriched = self._enrich(base)
+            out.append([Token.make(k, n, p, t.clause) for (k, n, p), t in zip(enriched, base, strict=True)])
         return Text.make(out)
 
     def phrase(self, text: str) -> Phrase:
@@ -283,14 +311,14 @@ class Matcher:
             self._phrases[text] = cached
         return cached
 
-    def find(self, phrase_text: str, text: Text) -> Hit:
-        return find(self.phrase(phrase_text), text)
+    def find(self, phrase_text: str, text: Text, *, clause: bool = False) -> Hit:
+        return find(self.phrase(phrase_text), text, clause=clause)
 
-    def best(self, phrases: Iterable[str], text: Text) -> Hit:
+    def best(self, phrases: Iterable[str], text: Text, *, clause: bool = False) -> Hit:
         """MATCH if any phrase matches, else FLIPPED if any matches reversed, else NONE."""
         result = Hit.NONE
         for p in phrases:
-            hit = self.find(p, text)
+            hit = self.find(p, text, clause=clause)
             if hit is Hit.MATCH:
                 return hit
             if hit is Hit.FLIPPED:
@@ -338,7 +366,10 @@ def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:
     return found
 
 
-def find(phrase: Phrase, text: Text) -> Hit:
+def find(phrase: Phrase, text: Text, *, clause: bool = False) -> Hit:
+    """Whether ``phrase`` occurs in ``text``: its words within ``len + SLACK`` tokens of one
+    sentence (of one clause with ``clause=True``, as for wrong claims: "TP режет матрицы, а PP
+    делит слои" does not say "PP режет матрицы")."""
     if not phrase:
         return Hit.NONE
     width = len(phrase) + SLACK
@@ -346,6 +377,8 @@ def find(phrase: Phrase, text: Text) -> Hit:
     for si, i in sorted(_candidates(phrase[0], text)):
         sentence = text.sentences[si]
         window = sentence[max(0, i - width + 1) : i + width]
+        if clause:
+            window = tuple(t for t in window if t.clause == sentence[i].clause)
         parity = _flip(phrase[0], sentence[i])
         ok = True
         for w in phrase[1:]:

@@ -249,6 +249,8 @@ class InterviewItem(Base):
     coverage: Mapped[float | None] = mapped_column(Float)
     self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
     skipped: Mapped[bool] = mapped_column(Boolean, default=False)
+    follow_up: Mapped[str | None] = mapped_column(Text)  # the LLM examiner's follow-up question, if asked
+    follow_up_answer: Mapped[str | None] = mapped_column(Text)  # None while awaited or when skipped
 
 
 class Poll(Base):

@@ -6,6 +6,7 @@ be resumed or abandoned; one open session per user per chat.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -153,15 +154,47 @@ async def on_interview_answer(
     s = context.services
     now = s.clock()
     grade = outcome.grade
+    follow_up = grade.follow_up.strip()[:400] if outcome.grade.backend == "llm" else ""
     async with s.db.write() as session:
         db_item = await practice_repo.item_at(session, interview.id, item.position)
         assert db_item is not None
         db_item.answered_at, db_item.coverage = now, grade.score
-        await _advance(session, interview, item, skipped=False, now=now)
+        if follow_up:  # one follow-up per question; the interview moves on after its answer or /skip
+            db_item.follow_up = follow_up
+        else:
+            await _advance(session, interview, item, skipped=False, now=now)
     q = s.catalog.bank.questions[item.question_id]
     head = f"{MARKS[grade.verdict]} " + t(context.lang, "interview.header", n=item.position + 1, size=interview.size)
-    view = feedback_view(q, grade, context.lang, head=head, next_op=None, with_reveal=False, fallback=outcome.fallback)
+    shown = replace(grade, follow_up="")
+    view = feedback_view(q, shown, context.lang, head=head, next_op=None, with_reveal=False, fallback=outcome.fallback)
     await show(update, view, status)
+    if follow_up:
+        await reply_text(update, t(context.lang, "interview.follow_up", question=escape(follow_up)))
+        return
+    await _ask_current(update, context, interview)
+
+
+def awaits_follow_up(interview: Interview, item: InterviewItem) -> bool:
+    return (
+        interview.status == "open"
+        and item.position == interview.position
+        and item.answered_at is not None
+        and item.follow_up is not None
+        and item.follow_up_answer is None
+    )
+
+
+async def on_follow_up_answer(
+    update: Update, context: Ctx, interview: Interview, item: InterviewItem, text: str
+) -> None:
+    """The answer to the interviewer's follow-up: kept for the report, then the next question."""
+    s = context.services
+    async with s.db.write() as session:
+        db_item = await practice_repo.item_at(session, interview.id, item.position)
+        assert db_item is not None
+        db_item.follow_up_answer = text
+        await _advance(session, interview, item, skipped=False, now=s.clock())
+    await reply_text(update, t(context.lang, "interview.follow_up_saved"))
     await _ask_current(update, context, interview)
 
 
@@ -175,8 +208,9 @@ async def cmd_skip(update: Update, context: Ctx) -> None:
         item = await practice_repo.item_at(session, interview.id, interview.position) if interview else None
         if interview is None or item is None:
             interview = None
-        else:
-            await _advance(session, interview, item, skipped=True, now=s.clock())
+        else:  # during a follow-up only the follow-up is skipped; the answer to the question stands
+            following = awaits_follow_up(interview, item)
+            await _advance(session, interview, item, skipped=not following, now=s.clock())
     if interview is None:
         await reply_text(update, t(context.lang, "interview.nothing_to_skip"))
         return
@@ -266,6 +300,10 @@ def report_view(context: Ctx, interview: Interview, items: list[InterviewItem], 
                 time=took,
             )
         )
+        if item.follow_up:
+            answer = escape(item.follow_up_answer) if item.follow_up_answer else t(lang, "interview.follow_up_skipped")
+            answer = answer if len(answer) <= 200 else answer[:199] + "…"
+            lines.append(t(lang, "interview.follow_up_line", question=escape(item.follow_up), answer=answer))
     lines.append("")
     lines.append(t(lang, "interview.score", score=summary.score))
     if summary.weakest:

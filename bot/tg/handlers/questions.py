@@ -12,7 +12,7 @@ from bot.bank import Question
 from bot.bank.markdown import escape
 from bot.bank.model import is_number
 from bot.core.picking import candidates_for, pick
-from bot.db import repo
+from bot.db import practice_repo, repo
 from bot.db.models import Ask
 from bot.i18n import t
 from bot.services import answers
@@ -198,6 +198,15 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
     assert chat is not None and user is not None
     s = context.services
     bank = s.catalog.bank
+    if ask.source == "interview":
+        async with s.db.read() as session:
+            pending = await practice_repo.item_for_ask(session, ask.id)
+        if pending is not None and pending[0].user_id == user.id:
+            from bot.tg.handlers.interview import awaits_follow_up, on_follow_up_answer
+
+            if awaits_follow_up(*pending):
+                await on_follow_up_answer(update, context, pending[0], pending[1], text)
+                return
     status = None
     if s.grader.name == "keywords":
         outcome = Outcome(s.grader.grade_sync(q, text, bank.lexicon))

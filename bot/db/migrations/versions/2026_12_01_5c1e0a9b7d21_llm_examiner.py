@@ -1,4 +1,4 @@
-"""llm examiner: cached results and per-user daily usage
+"""llm examiner: cached results, per-user daily usage, interview follow-ups
 
 Revision ID: 5c1e0a9b7d21
 Revises: 08d1dfe293bd
@@ -31,8 +31,14 @@ def upgrade() -> None:
         sa.Column("count", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("user_id", "day", name=op.f("pk_llm_usage")),
     )
+    with op.batch_alter_table("interview_items") as batch:
+        batch.add_column(sa.Column("follow_up", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("follow_up_answer", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("interview_items") as batch:
+        batch.drop_column("follow_up_answer")
+        batch.drop_column("follow_up")
     op.drop_table("llm_usage")
     op.drop_table("llm_grades")

@@ -1,0 +1,62 @@
+"""``interview-bot grade`` and ``grade-eval`` as a user runs them: stable JSON lines, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=env, cwd=cwd, input=stdin,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_grade_jsonl_prints_one_result_per_answer(tmp_path: Path) -> None:
+    answers = [
+        {"question": "q463", "answer": "Активации не храним, а пересчитываем их в backward; платим лишним forward, "
+         "примерно +30% вычислений, а память падает до корня из числа слоёв."},
+        {"question": "q463", "answer": "Не знаю."},
+    ]  # fmt: skip
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(a, ensure_ascii=False) for a in answers) + "\n\n", encoding="utf-8")
+    run = _run("grade", "--jsonl", str(path), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [set(r) for r in results] == [{"question", "score", "verdict", "covered", "missed", "misconceptions"}] * 2
+    good, unsure = results
+    assert good["question"] == "q463" and 0 <= good["score"] <= 1
+    assert good["score"] > unsure["score"] == 0 and unsure["verdict"] == "weak"
+    assert sorted(good["covered"] + good["missed"]) == list(range(len(good["covered"]) + len(good["missed"])))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"question": "q99999", "answer": "x"}', "unknown question id 'q99999'"),
+        ('{"question": "q463"}', 'expected {"question": "<id>", "answer": "<text>"}'),
+        ("not json", 'expected {"question": "<id>", "answer": "<text>"}'),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    run = _run("grade", "--jsonl", str(path), cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == ""
+    (err,) = run.stderr.strip().splitlines()
+    assert message in err and f"{path}:1" in err
+
+
+def test_grade_eval_prints_the_agreement_report(tmp_path: Path) -> None:
+    run = _run("grade-eval", str(ROOT / "tests" / "fixtures" / "grader_set.yaml"), "--split", "dev", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    for needle in ("Spearman with the expert's score:", "macro-F1", "fluent_wrong", "strong answer above"):
+        assert needle in run.stdout
