@@ -171,3 +171,56 @@ def test_a_changed_file_or_broken_cache_means_a_full_load(tmp_path: Path) -> Non
     for stale in cache.glob("bank-*.pickle"):
         stale.write_bytes(b"not a pickle")
     assert list(load_bank(bank_dir, cache_dir=cache).questions) == ["q9"]
+
+
+RUBRIC_KP = (
+    "\n"
+    '      - {text: "ранг", match: ["ранг"]}\n'
+    '      - {text: "замороз", weight: bonus, match: ["замороз"]}\n'
+    '      - {text: "слияние", weight: extra, match: ["слияние"]}'
+)
+MISCONCEPTION = '{claim: "LoRA учит все веса", correction: "Веса заморожены.", match: ["учит все веса"]}'
+
+
+@pytest.mark.parametrize(
+    ("overrides", "extra_file", "expected"),
+    [
+        (
+            {"key_points": RUBRIC_KP},
+            "",
+            "questions.yaml:13: question 'q1' key point 3: weight must be 'core' or 'bonus'",
+        ),
+        (
+            {"misconceptions": f"[{MISCONCEPTION}]"},
+            "",
+            "questions.yaml:10: question 'q1': has 1 misconceptions, needs 2 to 5",
+        ),
+        (
+            {"misconceptions": f'[{MISCONCEPTION}, {{claim: "x", match: ["y"]}}]'},
+            "",
+            "questions.yaml:10: question 'q1' misconception 2: missing 'correction'",
+        ),
+        ({}, "antonyms:\n  - [больше, меньше]\n  - [быстрее]\n", "lexicon.yaml:3: an 'antonyms' entry must be a pair"),
+        ({}, "synonyms:\n  - [задержка, latency]\n  - задержка\n", "lexicon.yaml:3: every entry under 'synonyms'"),
+    ],
+)
+def test_rubric_fields_are_checked_with_file_and_line(
+    tmp_path: Path, overrides: dict[str, str], extra_file: str, expected: str
+) -> None:
+    path = make_bank(tmp_path, question(**overrides))
+    if extra_file:
+        (path / "lexicon.yaml").write_text(extra_file, encoding="utf-8")
+    found = problems(path)
+    assert any(p.startswith(expected) for p in found), found
+
+
+def test_rubric_fields_load(tmp_path: Path) -> None:
+    kp = RUBRIC_KP.replace("weight: extra, ", "")
+    two = f'[{MISCONCEPTION}, {{claim: "r = число слоёв", correction: "r — ранг.", match: ["r число слоёв"]}}]'
+    path = make_bank(tmp_path, question(key_points=kp, misconceptions=two))
+    (path / "lexicon.yaml").write_text("synonyms:\n  - [задержка, latency]\nantonyms:\n  - [больше, меньше]\n")
+    bank = load_bank(path)
+    q = bank.questions["q1"]
+    assert [kp.weight for kp in q.key_points] == ["core", "bonus", "core"]
+    assert [m.claim for m in q.misconceptions] == ["LoRA учит все веса", "r = число слоёв"]
+    assert bank.lexicon.synonyms == (("задержка", "latency"),) and bank.lexicon.antonyms == (("больше", "меньше"),)
