@@ -271,7 +271,7 @@ def word_key(word: str) -> str:
         stem = _ru.stemWord(word)
         latin = "".join(_TRANSLIT.get(ch, ch) for ch in stem)
         return _skeleton(_en.stemWord(latin)) if len(latin) > 3 else _skeleton(latin)
-    if word.isdigit():
+    if word.isdigit() or len(word) < 4:  # q, k, v, qk, kv, fp, tp stay themselves ("q" is not "k")
         return word
     return _skeleton(_en.stemWord(word))
 
