@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from bot.bank import Bank, Question, Topic
 from bot.core.search import GlossaryIndex, SearchIndex
+from bot.core.grading import matcher_for
 from bot.core.text import normalize
 
 
@@ -20,6 +21,7 @@ class Catalog:
     @classmethod
     def build(cls, bank: Bank) -> Catalog:
         catalog = cls(bank, SearchIndex(bank), GlossaryIndex(bank), datetime.now(UTC))
+        matcher_for(bank.lexicon)  # the grader's lexicon and Russian dictionaries, before the first answer
         release_free_memory()  # building a large index leaves freed blocks the OS can have back
         return catalog
 

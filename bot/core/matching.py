@@ -246,6 +246,9 @@ class Matcher:
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         self._single: dict[str, set[str]] = {}  # word key -> synonym group keys
         self._multi: list[tuple[Phrase, str]] = []
+        # multi-word members by a key of their first word (long: meets a token's reach; short: its keys)
+        self._multi_long: dict[str, list[int]] = {}
+        self._multi_short: dict[str, list[int]] = {}
         self._polar: dict[str, tuple[str, int]] = {}  # word key -> (pair id, side)
         self._phrases: dict[str, Phrase] = {}
         if lexicon is None:
@@ -258,6 +261,10 @@ class Matcher:
                     for k in words[0].keys:
                         self._single.setdefault(k, set()).add(gkey)
                 elif words:
+                    for k in words[0].long:
+                        self._multi_long.setdefault(k, []).append(len(self._multi))
+                    for k in words[0].short:
+                        self._multi_short.setdefault(k, []).append(len(self._multi))
                     self._multi.append((words, gkey))
         for ai, (a, b) in enumerate(lexicon.antonyms):
             for side, member in ((1, a), (-1, b)):
@@ -287,11 +294,19 @@ class Matcher:
                     pol[i].append(p)
                     keys[i].add(p[0])
         if self._multi and len(seq) > 1:
-            plain = [Token.make(t.keys, t.neg) for t in seq]
-            for member, gkey in self._multi:
-                for span in _spans(member, plain):
-                    for j in span:
-                        keys[j].add(gkey)
+            plain = [t if isinstance(t, Token) else Token.make(t.keys, t.neg) for t in seq]
+            for start, tok in enumerate(plain):
+                found: set[int] = set()
+                for k in tok.reach:
+                    found.update(self._multi_long.get(k, ()))
+                for k in tok.keys:
+                    found.update(self._multi_short.get(k, ()))
+                for m in found:
+                    member, gkey = self._multi[m]
+                    span = _span_at(member, plain, start)
+                    if span is not None:
+                        for j in span:
+                            keys[j].add(gkey)
         return [(frozenset(keys[i]), seq[i].neg, tuple(pol[i])) for i in range(len(seq))]
 
     def tokens(self, text: str) -> Text:
@@ -335,24 +350,19 @@ def _flip(word: Word | Token, token: Token) -> int:
     return flips % 2
 
 
-def _spans(phrase: Phrase, sentence: Sequence[Token]) -> list[list[int]]:
-    """Token indexes of each place a multi-word member occurs in order, at most one word apart."""
-    found = []
-    n = len(phrase)
-    for start, tok in enumerate(sentence):
-        if not phrase[0].meets(tok):
-            continue
-        span = [start]
-        pos = start
-        for w in phrase[1:]:
-            nxt = next((j for j in range(pos + 1, min(len(sentence), pos + 3)) if w.meets(sentence[j])), None)
-            if nxt is None:
-                break
-            span.append(nxt)
-            pos = nxt
-        if len(span) == n:
-            found.append(span)
-    return found
+def _span_at(phrase: Phrase, sentence: Sequence[Token], start: int) -> list[int] | None:
+    """Token indexes where a multi-word member occurs in order from ``start``, at most one word apart."""
+    if not phrase[0].meets(sentence[start]):
+        return None
+    span = [start]
+    pos = start
+    for w in phrase[1:]:
+        nxt = next((j for j in range(pos + 1, min(len(sentence), pos + 3)) if w.meets(sentence[j])), None)
+        if nxt is None:
+            return None
+        span.append(nxt)
+        pos = nxt
+    return span
 
 
 def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:

@@ -33,7 +33,7 @@ _OPS: Final[dict[str, str]] = {
     "fg": "s",  # forget-me confirmation
     "top": "s",  # leaderboard period
     "bd": "s",  # leaderboard opt in/out
-    "ay": "s",  # «Это ваш ответ?» yes: the short text is the answer
+    "ay": "sss",  # «Это ваш ответ?» yes: ask id, author id, the short text (the answer)
     "an": "",  # «Это ваш ответ?» no
 }
 

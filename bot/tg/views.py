@@ -284,10 +284,15 @@ def feedback_view(
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
 
 
-def confirm_short_view(text: str, lang: str) -> View:
+def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:
     """«Это ваш ответ?» for a 1-2 character message or a bare "?"."""
     keyboard = InlineKeyboardMarkup(
-        [[_btn(t(lang, "practice.confirm_yes"), "ay", text.strip()), _btn(t(lang, "practice.confirm_no"), "an")]]
+        [
+            [
+                _btn(t(lang, "practice.confirm_yes"), "ay", ask_id, user_id, text.strip()[:8]),
+                _btn(t(lang, "practice.confirm_no"), "an"),
+            ]
+        ]
     )
     return View(t(lang, "practice.confirm_short", text=escape(text.strip())), keyboard)
 

@@ -18,7 +18,7 @@ from bot.i18n import t
 from bot.services import answers
 from bot.services.grading import Outcome
 from bot.tg.callbacks import Callback
-from bot.tg.common import ask_question, check_query, command_args, is_group, reply, reply_text, show
+from bot.tg.common import answer_query, ask_question, check_query, command_args, is_group, reply, reply_text, show
 from bot.tg.context import Ctx
 from bot.tg.views import View, answer_views, confirm_short_view, feedback_view, question_terms_view
 
@@ -169,26 +169,39 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return
     if looks_like_no_answer(message.text):
-        await reply(update, confirm_short_view(message.text, context.lang), quote=is_group(update))
+        view = confirm_short_view(message.text, ask.id, user.id, context.lang)
+        await reply(update, view, quote=is_group(update))
         return
     await submit_answer(update, context, ask, q, message.text, message.message_id)
 
 
 async def cb_confirm_short(update: Update, context: Ctx, cb: Callback) -> None:
-    """«Это ваш ответ?» — yes stores the short message as the answer, no drops it."""
+    """«Это ваш ответ?» — yes stores the short message as the answer, no drops it. Only its author
+    can answer (the button carries the ask, the author and the text)."""
     chat, user = update.effective_chat, update.effective_user
     if chat is None or user is None:
         return
-    ask = await _pending_ask(update, context)
-    q = context.services.catalog.bank.question(ask.question_id) if ask else None
+    ask: Ask | None = None
+    text = ""
+    if cb.op == "ay":
+        ask_id, author, text = cb.args[0], cb.args[1], cb.args[2]
+        if not (ask_id.isdigit() and author.isdigit()):
+            await answer_query(update, context, t(context.lang, "stale_button"))
+            return
+        if int(author) != user.id:
+            await answer_query(update, context, t(context.lang, "practice.confirm_not_yours"), alert=True)
+            return
+        async with context.services.db.read() as session:
+            ask = await repo.get_ask(session, int(ask_id))
+    q = context.services.catalog.bank.question(ask.question_id) if ask and ask.chat_id == chat.id else None
     query = update.callback_query
     if query is not None and query.message is not None:
         with contextlib.suppress(TelegramError):
             await query.edit_message_reply_markup(None)
-    if cb.op == "an" or ask is None or q is None:
+    if ask is None or q is None:
         await reply_text(update, t(context.lang, "practice.confirm_dropped"))
         return
-    await submit_answer(update, context, ask, q, cb.args[0], None)
+    await submit_answer(update, context, ask, q, text, None)
 
 
 async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, text: str, message_id: int | None) -> None:
