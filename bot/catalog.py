@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.bank import Bank, Question, Topic
-from bot.core.search import GlossaryIndex, SearchIndex
 from bot.core.grading import matcher_for
+from bot.core.search import GlossaryIndex, SearchIndex
 from bot.core.text import normalize
 
 
