@@ -9,12 +9,14 @@ phrase word:
   to: ``задержка`` meets ``latency``, ``моменты Adam`` meets ``состояния оптимизатора``;
 - the id of an antonym pair (``больше``/``меньше``) with the side the word is on.
 
-A token is *negated* when a negation (не, нет, ни, без, not, no, never, without, n't) stands right
-before it, or before a particle in front of it ("не всегда хранит"); "не только"/"not only" is not a
-negation.
+A token is *negated* when a negation (не, нет, ни, без, нельзя, not, no, never, without, n't) stands
+right before it, or before a particle in front of it ("не всегда хранит" negates "хранит"); a negation
+at the end of a segment reaches back ("мёрджить нельзя"); negation never crosses a comma, colon or
+dash. "не только" negates "только", so "не только X" is not "только X".
 
 A phrase matches when each of its words meets a token of one sentence, all within
-``len(phrase) + SLACK`` tokens of each other, in any order. A phrase word written after a negation
+``len(phrase) + SLACK`` tokens of each other, in any order; with ``clause=True`` (wrong claims) all
+within one clause, clauses being split at "а"/"но"/"однако"/"but"/"whereas". A phrase word written after a negation
 ("не хранит") must meet a negated token. Each word that meets a token of the opposite negation or the
 opposite side of an antonym pair is a *flip*; an even number of flips ("не уменьшает" for "увеличивает")
 is a plain match, an odd number means the answer states the opposite (:attr:`Hit.FLIPPED`).
