@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import BotProcess
-from tests.fakebot import FakeTelegram
+from tests.fakebot import BOT_USERNAME, FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
@@ -57,3 +57,23 @@ def test_a_one_character_reply_is_confirmed_before_it_is_stored(fake: FakeTelegr
     (fb,) = user.expect()
     assert "Ответ сохранён" in fb.text and "Оценка: 0/100" in fb.text
     assert bot.rows("select text from answers where user_id = ?", uid) == [("ok",)]
+
+
+def test_in_a_group_only_the_author_confirms_a_short_reply(fake: FakeTelegram, bot: BotProcess) -> None:
+    chat = fake.group(-7001)
+    anna = fake.user(701, "Anna").in_chat(chat)
+    boris = fake.user(702, "Boris").in_chat(chat)
+    anna.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = anna.expect()
+    anna.send("?", reply_to=q.message_id)
+    (ask,) = anna.expect()
+    assert "Это ваш ответ" in ask.text
+    before = len(fake.callback_answers)
+    boris.press(ask, ask.button("Да, это ответ"))
+    fake.wait_for(lambda: len(fake.callback_answers) > before, 5)
+    assert fake.callback_answers[before]["text"] == "Это вопрос к автору сообщения."
+    assert bot.rows("select count(*) from answers where chat_id = ?", -7001) == [(0,)]
+    anna.press(ask, ask.button("Да, это ответ"))
+    (fb,) = anna.expect()
+    assert "Ответ сохранён" in fb.text
+    assert bot.rows("select user_id, text from answers where chat_id = ?", -7001) == [(701, "?")]

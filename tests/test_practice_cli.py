@@ -53,7 +53,7 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     assert [n for n, _ in asked] == ["1", "2"] and {q for _, q in asked} == {"ml-01", "ml-02"}
     first, second = (bank.questions[q] for _, q in asked)
     feedback = text.split(first.text, 1)[1].split("Эталонный ответ:", 1)[0]
-    assert "🟡 Оценка: 67/100 — частично" in feedback
+    assert "✅ Оценка: 79/100 — хороший ответ" in feedback
     assert "Ключевые пункты: покрыто 2 из 3" in feedback
     assert f"✓ {first.key_points[0].text}" in feedback and f"✓ {first.key_points[1].text}" in feedback
     assert f"• {first.key_points[2].text.rstrip('.')}." in feedback  # the missed point as a whole sentence
@@ -63,12 +63,12 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     after = text.split(second.text, 1)[1]
     assert "Оценка:" not in after and to_plain(second.answer) in after
     assert text.rstrip().endswith(
-        f"Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 67/100. Ответы сохранены: {db}."
+        f"Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 79/100. Ответы сохранены: {db}."
     )
     assert (stats.asked, stats.answered) == (2, 1)
 
     assert rows(db, "SELECT user_id, chat_id, question_id, text, round(coverage, 2), covered FROM answers") == [
-        (0, 0, first.id, ANSWER, 0.67, "0,1")
+        (0, 0, first.id, ANSWER, 0.79, "0,1")
     ]
     assert rows(db, "SELECT chat_id, user_id, question_id, source FROM asks ORDER BY id") == [
         (0, 0, first.id, "terminal"),
@@ -180,13 +180,13 @@ def test_in_a_pseudo_terminal_with_ctrl_d(tmp_path: Path) -> None:
     term.read_until("> ")
     term.type(ANSWER.replace("\n", "\r") + "\r\r")
     screen = term.read_until("Вопрос 2/2")
-    assert "🟡 Оценка: 67/100 — частично" in screen
+    assert "✅ Оценка: 79/100 — хороший ответ" in screen
     assert "Что ещё стоит раскрыть:" in screen and "Эталонный ответ:" in screen
     term.read_until("> ")
     term.type("\x04")  # Ctrl-D at the start of a line
     screen = term.read_until("Ответы сохранены")
     assert term.close() == 0
-    assert "Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 67/100." in screen
+    assert "Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 79/100." in screen
     assert "Traceback" not in screen
     assert rows(db, "SELECT user_id, chat_id, text FROM answers") == [(0, 0, ANSWER)]
 

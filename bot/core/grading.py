@@ -10,7 +10,7 @@ antonym pairs, negation, one sentence at a time.
 The score (0..1), in this order:
 
 1. ``base = CORE_SHARE · √core + (1 − CORE_SHARE) · bonus``, where ``core`` and ``bonus`` are the
-   shares of covered core and bonus points (a question without bonus points: ``base = √core``). All
+   shares of covered core and bonus points (a question without bonus points counts ``bonus = core``). All
    core points and no bonus give ``CORE_SHARE`` = 0.85, above the "good" line, so missing a bonus
    point never pulls a correct answer below "good"; one core point of three gives 0.49, "partial".
 2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``
@@ -381,12 +381,8 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
     core = [i for i, p in enumerate(points) if p.core] or list(range(len(points)))
     bonus = [i for i in range(len(points)) if i not in core]
     core_share = sum(1 for i in core if i in covered) / len(core) if core else 0.0
-    core_credit = core_share**CORE_CURVE
-    if bonus:
-        bonus_share = sum(1 for i in bonus if i in covered) / len(bonus)
-        coverage = CORE_SHARE * core_credit + (1 - CORE_SHARE) * bonus_share
-    else:
-        coverage = core_credit
+    bonus_share = sum(1 for i in bonus if i in covered) / len(bonus) if bonus else core_share
+    coverage = CORE_SHARE * core_share**CORE_CURVE + (1 - CORE_SHARE) * bonus_share
     n_words = len(words(text))
     stuffed = looks_stuffed(text)
     score = coverage

@@ -7,6 +7,7 @@ Columns (header names are case-insensitive; order is free; only ``question`` is 
 * ``number``: ``463``; ``t13`` is practice task 13 (as users type it in the bot);
 * ``key points``: one point per line (or separated by ``;;``), each ``text: match1|match2``; the
   part after the last ``": "`` is the match list only when it contains ``|`` or is a short phrase;
+  a bonus point's line starts with ``(bonus) `` (misconceptions live in the YAML bank only);
 * ``terms``: glossary term ids or names separated by commas;
 * UTF-8 with or without BOM; the delimiter (``,`` or ``;``) is detected from the header line.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from bot.bank import KeyPoint, Question
-from bot.bank.model import Kind
+from bot.bank.model import Kind, Weight
 from bot.interop.items import Parsed, RawItem, Skip, salient
 
 COLUMNS: Final = ("id", "topic", "kind", "number", "question", "answer", "key points", "terms", "difficulty")
@@ -77,6 +78,9 @@ def detect_delimiter(header_line: str) -> str:
     return ";" if outside.count(";") > outside.count(",") else ","
 
 
+BONUS = "(bonus) "  # a bonus key point's line starts with it
+
+
 def parse_key_points(cell: str) -> list[KeyPoint]:
     """``text: match1|match2`` items, one per line or separated by ``;;``."""
     points: list[KeyPoint] = []
@@ -90,10 +94,13 @@ def parse_key_points(cell: str) -> list[KeyPoint]:
             text = text.strip()
         else:
             text, match = part, []
+        weight: Weight = "core"
+        if text.startswith(BONUS):
+            weight, text = "bonus", text.removeprefix(BONUS).strip()
         if not match:
             match = salient(text)
         if match:
-            points.append(KeyPoint(text, tuple(match)))
+            points.append(KeyPoint(text, tuple(match), weight))
     return points
 
 
@@ -109,7 +116,7 @@ def format_key_points(points: Iterable[KeyPoint]) -> str:
         match = "|".join(kp.match)
         if "|" not in match and not _is_short(match):
             match += "|"
-        lines.append(f"{kp.text}: {match}")
+        lines.append(f"{'' if kp.core else BONUS}{kp.text}: {match}")
     return "\n".join(lines)
 
 

@@ -27,7 +27,7 @@ from typing import Final
 
 import yaml
 
-from bot.bank import Bank, BankError, KeyPoint, Question, Term, Topic, load_bank
+from bot.bank import Bank, BankError, KeyPoint, Misconception, Question, Term, Topic, load_bank
 from bot.bank.loader import ID_RE, MESSAGE_CHROME, bank_files
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
 from bot.bank.model import Kind, Location
@@ -72,6 +72,7 @@ class QDraft:
     source_section: str | None = None
     origin: str = "new"  # new | file (already in --out) | bank (copied from the reference bank)
     first_seen: str = ""  # where it was first read in this import
+    misconceptions: list[Misconception] = field(default_factory=list)
 
     @property
     def needs_answer(self) -> bool:
@@ -292,6 +293,7 @@ class Importer:
             source_file=q.source_file,
             source_section=q.source_section,
             origin=origin,
+            misconceptions=list(q.misconceptions),
         )
 
     def _index(self, q: Ref) -> None:
@@ -757,10 +759,18 @@ def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[T
                 "    key_points:",
             ]
             for kp in q.key_points:
-                out += [
-                    f"      - text: {ystr(kp.text)}",
-                    f"        match: {_flow_list(kp.match, quote=True)}",
-                ]
+                out.append(f"      - text: {ystr(kp.text)}")
+                if not kp.core:
+                    out.append("        weight: bonus")
+                out.append(f"        match: {_flow_list(kp.match, quote=True)}")
+            if q.misconceptions:
+                out.append("    misconceptions:")
+                for m in q.misconceptions:
+                    out += [
+                        f"      - claim: {ystr(m.claim)}",
+                        f"        correction: {ystr(m.correction)}",
+                        f"        match: {_flow_list(m.match, quote=True)}",
+                    ]
             out.append("    answer:" + _block(q.answer, "      "))
         out.append("")
     if terms:
