@@ -52,7 +52,7 @@ def answer(user: FakeUser, bot: BotProcess, question: str, text: str, *, grade: 
     user.send(question)
     wait_msg(user, lambda m: any(d.startswith("a:") for _, d in m.buttons()), "the question")
     user.send(text)
-    saved = wait_msg(user, lambda m: m.text.startswith("✅"), "the answer to be saved")
+    saved = wait_msg(user, lambda m: m.text.startswith("💾"), "the answer to be saved")
     if grade is not None:
         user.press(saved, saved.button(grade))
         graded = "select count(*) from answers where text = ? and self_grade is not null"
