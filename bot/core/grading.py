@@ -13,6 +13,8 @@ The score (0..1), in this order:
    shares of covered core and bonus points (a question without bonus points counts ``bonus = core``). All
    core points and no bonus give ``CORE_SHARE`` = 0.85, above the "good" line, so missing a bonus
    point never pulls a correct answer below "good"; one core point of three gives 0.49, "partial".
+   The base is at least ``BREADTH · √(share of all points)`` (0.7): an answer covering most of the
+   rubric while a core point's phrasing was missed is still "partial", not zero.
 2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``
    (0.3); an answer under ``SHORT_WORDS`` (8) words by ``words / SHORT_WORDS``.
 3. Errors: a detected misconception or a contradicted core point caps the score at ``ERROR_CAP``
@@ -35,6 +37,7 @@ from bot.core.matching import Hit, Matcher, Text
 from bot.core.text import normalize, words
 
 CORE_SHARE: Final = 0.85
+BREADTH: Final = 0.7  # most of the rubric covered in other words than a core point's phrases: at least partial
 CORE_CURVE: Final = 0.5  # credit for a share s of core points is √s: one of three core points is "partial"
 STUFFING_FACTOR: Final = 0.3
 SHORT_WORDS: Final = 8
@@ -348,7 +351,7 @@ def matcher_for(lexicon: Lexicon | None) -> Matcher:
 def looks_stuffed(text: str) -> bool:
     """A list of terms rather than sentences: almost no function words, or short fragments
     separated by commas/new lines."""
-    tokens = words(text)
+    tokens = [w for w in words(text) if len(w) > 1]  # formula letters (Q, K, V, d, k) are not terms
     if len(tokens) < 4:
         return False
     function_share = sum(1 for w in tokens if w in _FUNCTION) / len(tokens)
@@ -383,6 +386,7 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
     core_share = sum(1 for i in core if i in covered) / len(core) if core else 0.0
     bonus_share = sum(1 for i in bonus if i in covered) / len(bonus) if bonus else core_share
     coverage = CORE_SHARE * core_share**CORE_CURVE + (1 - CORE_SHARE) * bonus_share
+    coverage = max(coverage, BREADTH * (len(covered) / len(points)) ** 0.5) if points else 0.0
     n_words = len(words(text))
     stuffed = looks_stuffed(text)
     score = coverage

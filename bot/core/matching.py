@@ -25,6 +25,7 @@ is a plain match, an odd number means the answer states the opposite (:attr:`Hit
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,11 @@ if TYPE_CHECKING:
     from bot.bank.model import Lexicon
 
 SLACK: Final = 2
-NEGATORS: Final = frozenset({"не", "нет", "ни", "без", "нельзя", "not", "no", "never", "without", "nor", "cannot"})
+NEGATORS: Final = frozenset(
+    {"не", "нет", "ни", "без", "нельзя", "not", "no", "never", "without", "nor", "cannot"}
+    # "перестаёт считать" = "не считает"
+    | {"перестает", "перестают", "перестал", "перестала", "перестали", "прекращает", "прекращают", "stops", "ceases"}
+)
 _NT_STEMS: Final = frozenset(
     [
         "don",
@@ -117,12 +122,18 @@ class Token:
     polarity: tuple[tuple[str, int], ...] = ()  # (antonym pair id, +1 | -1)
     reach: frozenset[str] = frozenset()  # keys and their prefixes: what phrase words it meets
     clause: int = 0  # the clause of its sentence
+    denied: bool = False  # its segment is negated (see _sentences)
 
     @classmethod
     def make(
-        cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = (), clause: int = 0
+        cls,
+        keys: frozenset[str],
+        neg: bool,
+        polarity: tuple[tuple[str, int], ...] = (),
+        clause: int = 0,
+        denied: bool = False,
     ) -> Token:
-        return cls(keys, neg, polarity, _prefixes(keys), clause)
+        return cls(keys, neg, polarity, _prefixes(keys), clause, denied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,17 +240,42 @@ def _clause_words(segment: str) -> list[tuple[str, bool]]:
     return words
 
 
-def _sentences(text: str) -> list[list[tuple[str, bool, int]]]:
-    """Words of each sentence with their negation flag and clause number; negation words
-    themselves are dropped. Clauses split at "а"/"но"/"однако"/"but"/"whereas"."""
-    out: list[list[tuple[str, bool, int]]] = []
-    for sentence in _SENTENCE.split(normalize(text)):
-        words = [
-            (w, neg, ci) for ci, clause in enumerate(_CLAUSE.split(f" {sentence} ")) for w, neg in _clause_words(clause)
-        ]
+_FRAMES: Final = frozenset({"что", "чтобы", "будто", "that"})
+
+
+def _sentences(text: str) -> list[list[tuple[str, bool, int, bool]]]:
+    """Words of each sentence as (word, negated, clause number, denied); negation words themselves
+    are dropped. Clauses split at "а"/"но"/"однако"/"but"/"whereas"; segments (what a negation
+    cannot cross) at commas, colons and dashes. A segment is *denied* when it holds a negation (not
+    "без"/"without"), or
+    follows a denied one with "что"/"that" ("не значит, что веса низкоранговые"): a plain wrong
+    claim stated there is being denied, not made (a claim that is itself negative must say so in its
+    phrase: "не уступает fine-tuning")."""
+    out: list[list[tuple[str, bool, int, bool]]] = []
+    for sentence in _SENTENCE.split(normalize(text).replace("no_grad", "nograd")):  # "no" there is no negation
+        words: list[tuple[str, bool, int, bool]] = []
+        for ci, clause in enumerate(_CLAUSE.split(f" {sentence} ")):
+            denied = False
+            for segment in _SEGMENT.split(clause):
+                seg = _clause_words(segment)
+                if not seg:
+                    continue
+                framed = denied and seg[0][0] in _FRAMES
+                denied = framed or _has_negation(segment)
+                words += [(w, neg, ci, denied) for w, neg in seg]
         if words:
             out.append(words)
     return out
+
+
+_DENIALS: Final = NEGATORS - {"без", "without"}  # "без дообучения" is part of a claim, not a denial
+
+
+def _has_negation(segment: str) -> bool:
+    raw = _WORD.findall(segment)
+    return any(w in _DENIALS for w in raw) or any(
+        w in _NT_STEMS and nxt == "t" for w, nxt in itertools.pairwise(raw)
+    )
 
 
 class Matcher:
@@ -275,7 +311,7 @@ class Matcher:
 
     @staticmethod
     def _plain(text: str) -> Phrase:
-        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg, _ in sentence)
+        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg, _, _ in sentence)
 
     def _enrich(self, seq: Sequence[Word | Token]) -> list[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]]]:
         """Add synonym-group and antonym keys to a sentence (of an answer or a phrase)."""
@@ -315,9 +351,9 @@ class Matcher:
         """The answer read for matching."""
         out = []
         for sentence in _sentences(text):
-            base = [Token.make(base_keys(w), neg, clause=c) for w, neg, c in sentence]
+            base = [Token.make(base_keys(w), neg, clause=c, denied=d) for w, neg, c, d in sentence]
             enriched = self._enrich(base)
-            out.append([Token.make(k, n, p, t.clause) for (k, n, p), t in zip(enriched, base, strict=True)])
+            out.append([Token.make(k, n, p, t.clause, t.denied) for (k, n, p), t in zip(enriched, base, strict=True)])
         return Text.make(out)
 
     def phrase(self, text: str) -> Phrase:
@@ -390,6 +426,8 @@ def find(phrase: Phrase, text: Text, *, clause: bool = False) -> Hit:
         sentence = text.sentences[si]
         window = sentence[max(0, i - width + 1) : i + width]
         if clause:
+            if sentence[i].denied and not any(w.neg for w in phrase):
+                continue  # a plain wrong claim inside a denial ("не значит, что …") is not made
             window = tuple(t for t in window if t.clause == sentence[i].clause)
         parity = _flip(phrase[0], sentence[i])
         ok = True
