@@ -273,9 +273,7 @@ _DENIALS: Final = NEGATORS - {"без", "without"}  # "без дообучени
 
 def _has_negation(segment: str) -> bool:
     raw = _WORD.findall(segment)
-    return any(w in _DENIALS for w in raw) or any(
-        w in _NT_STEMS and nxt == "t" for w, nxt in itertools.pairwise(raw)
-    )
+    return any(w in _DENIALS for w in raw) or any(w in _NT_STEMS and nxt == "t" for w, nxt in itertools.pairwise(raw))
 
 
 class Matcher:
