@@ -17,9 +17,8 @@ The score (0..1), in this order:
    rubric while a core point's phrasing was missed is still "partial", not zero.
 2. Prose checks: a bare list of terms (:func:`looks_stuffed`) is multiplied by ``STUFFING_FACTOR``
    (0.3); an answer under ``SHORT_WORDS`` (8) words by ``words / SHORT_WORDS``.
-3. Errors: a detected misconception or a contradicted core point caps the score at ``ERROR_CAP``
-   (0.3) and then multiplies it by ``ERROR_FACTOR`` (0.6), so a wrong answer ends at most at 0.18;
-   a contradicted bonus point alone caps it at ``MINOR_ERROR_CAP`` (0.6).
+3. Errors: a detected misconception or a contradicted key point caps the score at ``ERROR_CAP``
+   (0.3) and then multiplies it by ``ERROR_FACTOR`` (0.6), so a wrong answer ends at most at 0.18.
 
 Verdicts: ``good`` ≥ ``GOOD`` (0.70), ``partial`` ≥ ``PARTIAL`` (0.35), else ``weak`` — the same
 lines as an interviewer's correct / partially correct / incorrect.
@@ -43,7 +42,6 @@ STUFFING_FACTOR: Final = 0.3
 SHORT_WORDS: Final = 8
 ERROR_CAP: Final = 0.3
 ERROR_FACTOR: Final = 0.6
-MINOR_ERROR_CAP: Final = 0.6
 GOOD: Final = 0.70
 PARTIAL: Final = 0.35
 
@@ -394,10 +392,8 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
         score *= STUFFING_FACTOR
     elif n_words < SHORT_WORDS:
         score *= n_words / SHORT_WORDS
-    if wrong or any(i in core for i in contradicted):
+    if wrong or contradicted:
         score = min(score, ERROR_CAP) * ERROR_FACTOR
-    elif contradicted:
-        score = min(score, MINOR_ERROR_CAP)
     unsure = bool(_UNSURE.search(normalize(text)))
     return Grade(
         covered=tuple(covered),
