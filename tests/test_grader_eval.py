@@ -86,7 +86,23 @@ def test_dev_split(bank: Bank, data: list[dict[str, object]]) -> None:
     rows = _rows(bank, data, "dev")
     print("\n" + report(rows, "dev split (tuned on)"))
     expert, predicted = [r[2] for r in rows], [r[3] for r in rows]
-    assert evaluation.spearman(expert, predicted) >= 0.70
+    assert evaluation.spearman(expert, predicted) >= 0.80
+    assert evaluation.macro_f1(evaluation.per_class(expert, predicted)) >= 0.75
+    assert _mean(rows, "fluent_wrong") <= 35 and _mean(rows, "concise") >= 70
+    assert _strong_wins(rows) >= 0.9
     assert _mean(rows, "off_topic") <= 15
     assert _mean(rows, "stuffed") <= 40
     assert _mean(rows, "empty") <= 5
+
+
+def test_test_split_meets_the_targets(bank: Bank, data: list[dict[str, object]]) -> None:
+    """Issue 12's targets on answers the grader was not tuned on (the strong-above-wrong target of
+    90% is not met yet: 11/14; the floor below keeps it from slipping)."""
+    rows = _rows(bank, data, "test")
+    print("\n" + report(rows, "test split (never tuned on)"))
+    expert, predicted = [r[2] for r in rows], [r[3] for r in rows]
+    assert evaluation.spearman(expert, predicted) >= 0.70
+    assert evaluation.macro_f1(evaluation.per_class(expert, predicted)) >= 0.65
+    assert _mean(rows, "fluent_wrong") <= 40
+    assert _mean(rows, "concise") >= 65
+    assert _strong_wins(rows) >= 0.75
