@@ -312,14 +312,7 @@ class _Checker:
                 self.problem(file, self._line(item, "weight"), f"{label}: weight must be 'core' or 'bonus'")
                 good = False
                 continue
-            match = self._str_list(file, item, "match", label)
-            if match is not None and not match:
-                self.problem(
-                    file,
-                    self._line(item, "match") if "match" in item else item.line,
-                    f"{label}: no match words (list the words that show it was covered)",
-                )
-                match = None
+            match = self._match(file, item, label, "no match words (list the words that show it was covered)")
             if text is None or match is None:
                 good = False
                 continue
@@ -328,6 +321,14 @@ class _Checker:
             self.problem(file, line, f"{what}: every key point is 'bonus'; at least one must be 'core'")
             good = False
         return points if good else None
+
+    def _match(self, file: str, item: _Map, label: str, empty: str) -> list[str] | None:
+        """The ``match`` list of a key point or a misconception; an empty one is a problem."""
+        match = self._str_list(file, item, "match", label)
+        if match is not None and not match:
+            self.problem(file, self._line(item, "match") if "match" in item else item.line, f"{label}: {empty}")
+            return None
+        return match
 
     def _misconceptions(self, file: str, m: _Map, what: str) -> list[Misconception] | None:
         raw = m.get("misconceptions")
@@ -354,14 +355,7 @@ class _Checker:
             self._unknown_fields(file, item, frozenset({"claim", "correction", "match"}), label)
             claim = self._str(file, item, "claim", label)
             correction = self._str(file, item, "correction", label)
-            match = self._str_list(file, item, "match", label)
-            if match is not None and not match:
-                self.problem(
-                    file,
-                    self._line(item, "match") if "match" in item else item.line,
-                    f"{label}: no match phrases (list the phrases that identify the wrong claim)",
-                )
-                match = None
+            match = self._match(file, item, label, "no match phrases (list the phrases that identify the wrong claim)")
             if claim is None or correction is None or match is None:
                 good = False
                 continue

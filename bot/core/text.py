@@ -289,6 +289,9 @@ def keys(text: str, *, drop_stopwords: bool = True) -> list[str]:
     return [word_key(w) for w in words(text) if not (drop_stopwords and w in _STOP)]
 
 
+STOPWORDS: Final = _STOP  # function words of both languages (search drops them; grading counts them)
+
+
 def is_stopword(word: str) -> bool:
     return word in _STOP
 
