@@ -287,7 +287,7 @@ def report_view(context: Ctx, interview: Interview, items: list[InterviewItem], 
         if interview.time_limit and result.seconds and result.seconds > interview.time_limit:
             took += t(lang, "interview.overtime")
         self_text = t(lang, GRADE_KEYS[result.self_grade]) if result.self_grade else t(lang, "interview.no_self")
-        coverage = f"{round(100 * (result.coverage or 0))}%"
+        coverage = f"{round(100 * (result.coverage or 0))}/100"
         lines.append(
             t(
                 lang,
