@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler
 
+from bot.core.grading import GOOD, PARTIAL
 from bot.i18n import plural_ru
 
 SELF_KNEW, SELF_PARTLY, SELF_DIDNT = 3, 2, 1
@@ -27,13 +28,14 @@ _SCHEDULER = Scheduler(
 
 
 def rating_for(self_grade: int | None, coverage: float | None) -> Rating:
-    """FSRS rating from a self-assessment (1..3) and/or key-point coverage (0..1)."""
+    """FSRS rating from a self-assessment (1..3) and/or the grader's score (0..1): the grader's
+    verdict lines (good ≥ 0.70, partial ≥ 0.35) decide an automatic rating."""
     if self_grade is None:
         if coverage is None:
             return Rating.Hard
-        if coverage >= 0.67:
+        if coverage >= GOOD:
             return Rating.Good
-        return Rating.Hard if coverage >= 0.34 else Rating.Again
+        return Rating.Hard if coverage >= PARTIAL else Rating.Again
     if self_grade >= SELF_KNEW:
         return Rating.Easy if coverage is not None and coverage >= 0.8 else Rating.Good
     if self_grade == SELF_PARTLY:
