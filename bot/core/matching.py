@@ -246,23 +246,37 @@ _FRAMES: Final = frozenset({"что", "чтобы", "будто", "that"})
 def _sentences(text: str) -> list[list[tuple[str, bool, int, bool]]]:
     """Words of each sentence as (word, negated, clause number, denied); negation words themselves
     are dropped. Clauses split at "а"/"но"/"однако"/"but"/"whereas"; segments (what a negation
-    cannot cross) at commas, colons and dashes. A segment is *denied* when it holds a negation (not
-    "без"/"without"), or
-    follows a denied one with "что"/"that" ("не значит, что веса низкоранговые"): a plain wrong
-    claim stated there is being denied, not made (a claim that is itself negative must say so in its
-    phrase: "не уступает fine-tuning")."""
+    cannot cross) at commas, colons and dashes.
+
+    A segment is *denied* when it holds a negation (not "без"/"without"), when it follows a denied
+    one with "что"/"that" ("не значит, что веса низкоранговые") or after a colon ("не обучается:
+    веса внимания"). A segment that is only a negation ("к V — нет") negates and denies the one
+    before it. A plain wrong claim in a denied segment is being denied, not made (a claim that is
+    itself negative must say so in its phrase: "не уступает fine-tuning")."""
     out: list[list[tuple[str, bool, int, bool]]] = []
     for sentence in _SENTENCE.split(normalize(text).replace("no_grad", "nograd")):  # "no" there is no negation
         words: list[tuple[str, bool, int, bool]] = []
         for ci, clause in enumerate(_CLAUSE.split(f" {sentence} ")):
             denied = False
-            for segment in _SEGMENT.split(clause):
+            after = ""  # the separator before the current segment
+            parts = _SEGMENT.split(clause)
+            separators = _SEGMENT.findall(clause)
+            start = len(words)  # where the previous segment begins
+            for k, segment in enumerate(parts):
                 seg = _clause_words(segment)
                 if not seg:
+                    if _has_negation(segment) and len(words) > start:  # "к V — нет"
+                        last = len(words) - 1
+                        words[last] = (words[last][0], True, ci, True)
+                        for j in range(start, last):
+                            words[j] = (words[j][0], words[j][1], ci, True)
+                    after = separators[k] if k < len(separators) else ""
                     continue
-                framed = denied and seg[0][0] in _FRAMES
+                framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
                 denied = framed or _has_negation(segment)
+                start = len(words)
                 words += [(w, neg, ci, denied) for w, neg in seg]
+                after = separators[k] if k < len(separators) else ""
         if words:
             out.append(words)
     return out
