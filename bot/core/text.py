@@ -268,6 +268,8 @@ def word_key(word: str) -> str:
     """The key of one lower-case word (see the module docstring)."""
     word = _JARGON.get(word, word)
     if _CYR.search(word):
+        if len(word) < 3:  # "в", "к", "с" are prepositions, not the letters V, K, S
+            return word
         stem = _ru.stemWord(word)
         latin = "".join(_TRANSLIT.get(ch, ch) for ch in stem)
         return _skeleton(_en.stemWord(latin)) if len(latin) > 3 else _skeleton(latin)
