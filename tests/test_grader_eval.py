@@ -8,6 +8,7 @@ assert the issue's targets on the test split and sanity bars on dev; ``pytest -s
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -106,3 +107,24 @@ def test_test_split_meets_the_targets(bank: Bank, data: list[dict[str, object]])
     assert _mean(rows, "fluent_wrong") <= 40
     assert _mean(rows, "concise") >= 65
     assert _strong_wins(rows) >= 0.75
+
+
+EXTRA = Path(__file__).parent / "fixtures" / "grader_extra_dev.jsonl"
+
+
+def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
+    """``grader_extra_dev.jsonl``: a strong, a concise and a fluent-wrong answer to each of the 106
+    bank items, written by independent writers who never saw the rubric (labelled by kind, no expert
+    score). It was used to find rubric gaps, so it is dev data: this guards against regressions."""
+    lines = [json.loads(line) for line in EXTRA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert {o["question"] for o in lines} == set(bank.questions)
+    scores: dict[str, dict[str, float]] = {}
+    for o in lines:
+        q = bank.question(o["question"])
+        assert q is not None
+        scores.setdefault(o["kind"], {})[q.id] = 100 * grade(q, o["answer"], bank.lexicon).score
+    strong, concise, wrong = scores["strong"], scores["concise"], scores["fluent_wrong"]
+    print(f"\nextra dev: strong {mean(strong.values()):.1f}, concise {mean(concise.values()):.1f}, "
+          f"fluent wrong {mean(wrong.values()):.1f}")  # fmt: skip
+    assert mean(strong.values()) >= 90 and mean(concise.values()) >= 80 and mean(wrong.values()) <= 25
+    assert sum(strong[q] > wrong[q] for q in strong) / len(strong) >= 0.95
