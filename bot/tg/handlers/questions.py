@@ -233,7 +233,8 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
             text=text, grade=None, now=s.clock(),
         )  # fmt: skip
         status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
-        await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
+        with contextlib.suppress(TelegramError):  # only a hint that the bot is working
+            await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
         outcome = await s.grader.grade(q, text, lang=context.lang, user_key=str(user.id), lexicon=bank.lexicon)
         await answers.apply_grade(s.db, answer=recorded.answer, grade=outcome.grade, now=s.clock())
     if s.metrics is not None:
