@@ -275,7 +275,8 @@ def word_key(word: str) -> str:
         return _skeleton(_en.stemWord(latin)) if len(latin) > 3 else _skeleton(latin)
     if word.isdigit() or len(word) < 4:  # q, k, v, qk, kv, fp, tp stay themselves ("q" is not "k")
         return word
-    return _skeleton(_en.stemWord(word))
+    key = _skeleton(_en.stemWord(word))
+    return key if len(key) > 1 else word  # "zzzz" is not the letter z
 
 
 def normalize(text: str) -> str:

@@ -228,7 +228,9 @@ def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) 
     lines = [t(lang, "topics_title")]
     rows = []
     for topic in bank.topics:
-        ids = bank.topic_question_ids(topic.id)
+        ids = bank.topic_question_ids(topic.id)  # questions and practice tasks
+        if not ids:
+            continue  # an empty topic is not offered
         done = sum(1 for qid in ids if qid in answered)
         mark = "✅ " if topic.id == current else ""
         rows.append([_btn(f"{mark}{topic.title(lang)} · {done}/{len(ids)}", "tp", topic.id)])
@@ -239,6 +241,13 @@ def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) 
     else:
         lines.append(t(lang, "topics_no_filter"))
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def nothing_found_view(bank: Bank, query: str, lang: str) -> View:
+    """`/q words` that match nothing: say so, offer a random question and the topics."""
+    rows = [[_btn(t(lang, "btn.random_question"), "n")]]
+    rows += [[_btn(topic.title(lang), "tp", topic.id)] for topic in bank.topics if bank.topic_question_ids(topic.id)]
+    return View(t(lang, "nothing_found_q", query=escape(query)), InlineKeyboardMarkup(rows))
 
 
 def lang_keyboard() -> InlineKeyboardMarkup:

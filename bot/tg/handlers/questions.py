@@ -20,7 +20,7 @@ from bot.services.grading import Outcome
 from bot.tg.callbacks import Callback
 from bot.tg.common import answer_query, ask_question, check_query, command_args, is_group, reply, reply_text, show
 from bot.tg.context import Ctx
-from bot.tg.views import View, answer_views, confirm_short_view, feedback_view, question_terms_view
+from bot.tg.views import View, answer_views, confirm_short_view, feedback_view, nothing_found_view, question_terms_view
 
 
 async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
@@ -32,6 +32,8 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
     topic = topic or (chat_filter if bank.topic(chat_filter or "") else None)
     ids = candidates_for(bank, topic)
+    if not ids and topic is not None:  # a topic of practice tasks only gives its tasks
+        ids = candidates_for(bank, topic, include_tasks=True)
     if not ids:
         topic_obj = bank.topic(topic or "")
         name = topic_obj.title(context.lang) if topic_obj else (topic or "")
@@ -75,7 +77,7 @@ async def cmd_q(update: Update, context: Ctx) -> None:
         return
     best = catalog.best_match(arg)
     if best is None:
-        await reply_text(update, t(context.lang, "nothing_found", query=escape(arg)))
+        await reply(update, nothing_found_view(catalog.bank, arg, context.lang))
         return
     await ask_question(update, context, best, source="match")
 

@@ -1,0 +1,42 @@
+"""No dead ends (issue 17, first steps): a topic of practice tasks gives its tasks, and `/q words`
+that match nothing says so and offers a way on."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import BotProcess
+from tests.fakebot import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_topic_of_tasks_only_gives_its_tasks(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/topics")
+    (topics,) = user.expect()
+    labels = [label for label, _ in topics.buttons()]
+    assert any(label.startswith("Новые архитектуры · 0/2") for label in labels)
+    user.press(topics, topics.button("Новые архитектуры"))
+    chosen, question = user.expect(2)
+    assert "Фильтр установлен: Новые архитектуры" in chosen.text
+    assert "Задача" in question.text and "Новые архитектуры" in question.text
+    user.send("/q")
+    (again,) = user.expect()
+    assert "Задача" in again.text and "нет вопросов" not in again.text
+
+
+def test_q_with_words_that_match_nothing_says_so(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q zzzz")
+    (miss,) = user.expect()
+    assert miss.text.startswith("По запросу «zzzz» ничего не нашлось")
+    labels = [label for label, _ in miss.buttons()]
+    assert labels[0] == "Случайный вопрос" and "LoRA" in labels
+    user.press(miss, miss.button("Случайный вопрос"))
+    (question,) = user.expect()
+    assert "Ответьте своими словами" in question.text
+    en = fake.user(uid + 1, language_code="en")
+    en.send("/q qwertyuiop")
+    (miss_en,) = en.expect()
+    assert miss_en.text.startswith("Nothing matched “qwertyuiop”")
