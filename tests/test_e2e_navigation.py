@@ -40,3 +40,13 @@ def test_q_with_words_that_match_nothing_says_so(fake: FakeTelegram, bot: BotPro
     en.send("/q qwertyuiop")
     (miss_en,) = en.expect()
     assert miss_en.text.startswith("Nothing matched “qwertyuiop”")
+
+
+def test_glossary_suggests_only_close_names(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/glossary qwertyuiop")
+    (miss,) = user.expect()
+    assert "qwertyuiop" in miss.text and miss.buttons() == []  # no «BERT | RoPE» for a random string
+    user.send("/glossary kv cahce")
+    (typo,) = user.expect()
+    assert [label for label, _ in typo.buttons()] == ["KV-кэш"]  # a typo still finds the term, and only it

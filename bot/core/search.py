@@ -127,6 +127,7 @@ class GlossaryIndex:
     """Fuzzy lookup over term names and aliases (rapidfuzz)."""
 
     SURE = 88.0
+    SUGGEST = 75.0  # below this a name is not offered at all ("qwertyuiop" is not "BERT")
 
     def __init__(self, bank: Bank) -> None:
         self._names: list[str] = []
@@ -156,7 +157,7 @@ class GlossaryIndex:
             scorer=fuzz.WRatio,
             processor=None,
             limit=limit * 4,
-            score_cutoff=55,
+            score_cutoff=self.SUGGEST,
         )
         for _, score, idx in results:
             term = self._terms[idx]
