@@ -781,7 +781,9 @@ class FakeUser:
                 "data": data,
                 "message": {"message_id": message.message_id, "date": int(message.at),
                             "chat": self.chat.as_dict(), "from": self.fake._bot_user(),
-                            "text": message.text},
+                            "text": message.text,
+                            # as Telegram does: the message carries its current inline keyboard
+                            **({"reply_markup": message.reply_markup} if message.reply_markup else {})},
             }
         })  # fmt: skip
         return query_id

@@ -50,3 +50,22 @@ def test_glossary_suggests_only_close_names(fake: FakeTelegram, bot: BotProcess,
     user.send("/glossary kv cahce")
     (typo,) = user.expect()
     assert [label for label, _ in typo.buttons()] == ["KV-кэш"]  # a typo still finds the term, and only it
+
+
+def test_next_keeps_the_topic_asked_for(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q rag")
+    (first,) = user.expect()
+    assert "RAG и обработка документов" in first.text
+    for _ in range(3):  # the chat has no topic filter: «Следующий» stays in RAG anyway
+        user.press(first, first.button("Следующий"))
+        (first,) = user.expect()
+        assert "RAG и обработка документов" in first.text
+    user.send("Чанкуем документы, ищем по эмбеддингам и добавляем найденное в промпт.")
+    (fb,) = user.expect()
+    user.press(fb, fb.button("Знал"))
+    fake.wait_for(lambda: "Знал" not in [label for label, _ in fb.buttons()], 5)
+    assert [label for label, _ in fb.buttons()] == ["Показать ответ", "Следующий"]
+    user.press(fb, fb.button("Следующий"))
+    (after,) = user.expect()
+    assert "RAG и обработка документов" in after.text

@@ -54,6 +54,7 @@ CALLBACKS: dict[str, CallbackFn] = {
     "a": questions.cb_reveal,
     "g": questions.cb_glossary,
     "n": questions.cb_next,
+    "nt": questions.cb_next,
     "q": questions.cb_ask,
     "t": browse.cb_term,
     "tp": browse.cb_topic,

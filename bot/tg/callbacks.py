@@ -18,6 +18,7 @@ _OPS: Final[dict[str, str]] = {
     "a": "i",  # show the reference answer of a question
     "g": "i",  # glossary terms of a question
     "n": "",  # next question (chat filter)
+    "nt": "i",  # next question from this topic (the question came from `/q <topic>`)
     "q": "i",  # ask this question
     "t": "in",  # term card, page of its questions
     "tp": "i",  # set the topic filter ("-" clears it)

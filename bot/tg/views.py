@@ -72,19 +72,27 @@ def _header(q: Question, bank: Bank, lang: str) -> str:
     )
 
 
-def question_keyboard(q: Question, lang: str) -> InlineKeyboardMarkup:
+def next_button(lang: str, topic: str | None = None) -> InlineKeyboardButton:
+    """«Следующий»: from the same topic when the question came from one (`/q lora`), else by the
+    chat's filter."""
+    return _btn(t(lang, "btn.next"), "nt", topic) if topic else _btn(t(lang, "btn.next"), "n")
+
+
+def question_keyboard(q: Question, lang: str, next_topic: str | None = None) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         [
             [_btn(t(lang, "btn.reveal"), "a", q.id), _btn(t(lang, "btn.glossary"), "g", q.id)],
-            [_btn(t(lang, "btn.next"), "n")],
+            [next_button(lang, next_topic)],
         ]
     )
 
 
-def question_view(q: Question, bank: Bank, lang: str, *, group: bool, note: str = "") -> View:
+def question_view(
+    q: Question, bank: Bank, lang: str, *, group: bool, note: str = "", next_topic: str | None = None
+) -> View:
     hint = t(lang, "question_hint_group" if group else "question_hint_private")
     parts = [note, _header(q, bank, lang), f"<b>{escape(q.text)}</b>", hint]
-    return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang))
+    return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang, next_topic))
 
 
 def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[View]:
@@ -271,6 +279,7 @@ def feedback_view(
     next_op: str | None = "n",
     with_reveal: bool = True,
     fallback: str = "",
+    next_topic: str | None = None,
 ) -> View:
     """What the user sees after an answer: the score, mistakes with corrections, covered key points,
     hints for the missed ones, and the self-assessment buttons."""
@@ -285,7 +294,7 @@ def feedback_view(
     if with_reveal:
         tail.append(_btn(t(lang, "btn.reveal"), "a", q.id))
     if next_op == "n":
-        tail.append(_btn(t(lang, "btn.next"), "n"))
+        tail.append(next_button(lang, next_topic))
     elif next_op == "rv":
         tail.append(_btn(t(lang, "practice.next_review"), "rv"))
     if tail:
@@ -306,7 +315,9 @@ def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:
     return View(t(lang, "practice.confirm_short", text=escape(text.strip())), keyboard)
 
 
-def after_assessment_keyboard(q: Question, lang: str, next_op: str = "n") -> InlineKeyboardMarkup:
+def after_assessment_keyboard(
+    q: Question, lang: str, next_op: str = "n", next_topic: str | None = None
+) -> InlineKeyboardMarkup:
     tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
-    tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else _btn(t(lang, "btn.next"), "n"))
+    tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else next_button(lang, next_topic))
     return InlineKeyboardMarkup([tail])

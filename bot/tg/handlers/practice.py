@@ -42,8 +42,9 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
     if isinstance(message, Message):
         markup = message.reply_markup
         buttons = [b.callback_data for row in (markup.inline_keyboard if markup else ()) for b in row]
-        next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons else "")
-        keyboard = after_assessment_keyboard(q, context.lang, next_op) if next_op else None
+        topic = next((str(b)[3:] for b in buttons if str(b).startswith("nt:")), None)
+        next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons or topic else "")
+        keyboard = after_assessment_keyboard(q, context.lang, next_op, topic) if next_op else None
         await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
 
 

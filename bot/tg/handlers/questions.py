@@ -30,6 +30,7 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     assert chat is not None
     bank = s.catalog.bank
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
+    chosen = topic if topic and topic != chat_filter else None  # «Следующий» keeps a topic asked for
     topic = topic or (chat_filter if bank.topic(chat_filter or "") else None)
     ids = candidates_for(bank, topic)
     if not ids and topic is not None:  # a topic of practice tasks only gives its tasks
@@ -48,7 +49,9 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
         counts = {seen.get(i, 0) for i in ids}
         if len(counts) == 1 and 0 not in counts:
             note = t(context.lang, "all_seen_cycle")
-    await ask_question(update, context, bank.questions[qid], source=source, note=note)
+    await ask_question(
+        update, context, bank.questions[qid], source="topic" if chosen else source, note=note, next_topic=chosen
+    )
 
 
 async def cmd_q(update: Update, context: Ctx) -> None:
@@ -253,7 +256,7 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
     head = t(context.lang, key, chars=len(text))
     view = feedback_view(
         q, outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
-        fallback=outcome.fallback,
+        fallback=outcome.fallback, next_topic=q.topic if ask.source == "topic" else None,
     )  # fmt: skip
     await show(update, view, status, quote=is_group(update))
 
@@ -315,6 +318,9 @@ async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
 
 
 async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
+    if cb.op == "nt" and context.services.catalog.bank.topic(cb.args[0]) is not None:
+        await next_question(update, context, cb.args[0], source="next")
+        return
     await next_question(update, context, source="next")
 
 
