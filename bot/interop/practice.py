@@ -194,10 +194,11 @@ class Session:
     def _question(self, q: Question, ask: Ask, i: int, total: int) -> None:
         topic = self.bank.topic(q.topic)
         title = topic.title_ru if topic else q.topic
-        label = f"задача {q.label}" if q.kind == "task" else q.label
+        # the seed number a user can type (#463, задача 13); never an internal id
+        label = "" if q.number is None else (f"задача {q.number}" if q.kind == "task" else f"#{q.number}")
         self.say()
         self.say(RULE)
-        self.say(f"Вопрос {i}/{total} · {title} · {label}")
+        self.say(f"Вопрос {i}/{total} · {title}" + (f" · {label}" if label else ""))
         self.say(q.text)
         self.say()
         text, ended = self._read_answer()
