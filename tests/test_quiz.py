@@ -380,3 +380,25 @@ async def test_leaderboard_points_periods_and_opt_out(db_url: str) -> None:
     async with db.read() as s:
         assert [r.name for r in await quiz_repo.leaderboard(s, GROUP, limit=1)] == ["Boris"]
     await db.close()
+
+
+def test_polls_carry_no_markdown() -> None:
+    """Telegram shows a poll's text as is: backticks and asterisks from the glossary must not reach it."""
+    import random
+
+    from bot.bank import default_bank_path, load_bank
+    from bot.core.quiz import quiz_for_term
+
+    bank = load_bank(default_bank_path())
+    marked = [t for t in bank.terms.values() if "`" in t.definition or "**" in t.definition]
+    assert marked, "the shipped glossary has Markdown in some definitions"
+    seen = 0
+    for term in marked:
+        for seed, kind in ((0, "definition"), (1, "term"), (2, "definition"), (3, "term")):
+            quiz = quiz_for_term(bank, term, random.Random(seed), lang="ru", kind=kind)
+            if quiz is None:
+                continue
+            seen += 1
+            for text in (quiz.question, quiz.explanation, *quiz.options):
+                assert "`" not in text and "**" not in text, (term.id, text)
+    assert seen

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, Literal
 
+from bot.bank.markdown import to_plain
 from bot.bank.model import Bank, Term
 from bot.core.picking import pick
 from bot.core.text import PREFIX_MIN, word_key
@@ -291,8 +292,13 @@ def option_label(term: Term, lang: str) -> str:
     return fit(name, OPTION_LIMIT)
 
 
+def plain_definition(term: Term) -> str:
+    """The definition as a poll shows it: polls take no Markdown (`code`, **bold** would show as is)."""
+    return " ".join(to_plain(term.definition).split())
+
+
 def _short_and_rest(term: Term) -> tuple[str, str] | None:
-    parts = sentences(term.definition)
+    parts = sentences(plain_definition(term))
     if not parts:
         return None
     first, rest = parts[0], " ".join(parts[1:])
@@ -401,7 +407,7 @@ def _build(bank: Bank, term: Term, anchor: str | None, rng: random.Random, lang:
     label = option_label(term, lang)
     if kind == "definition":
         prompt = t(lang, "quiz.prompt_definition")
-        shown, rest = _shorten(term.definition, QUESTION_LIMIT - tg_len(prompt) - 1, term.names)
+        shown, rest = _shorten(plain_definition(term), QUESTION_LIMIT - tg_len(prompt) - 1, term.names)
         question = f"{prompt}\n{shown}"
         options = tuple(option_label(o, lang) for o in option_terms)
     else:
