@@ -96,6 +96,24 @@ async def show(update: Update, view: View, status: Message | None, *, quote: boo
     return await reply(update, view, quote=quote)
 
 
+async def page_to(update: Update, view: View) -> Message | None:
+    """A page of a paged list: the message whose button was pressed is edited in place (a
+    "not modified" answer means it already shows that page); anything else gets a new message."""
+    query = update.callback_query
+    message = query.message if query is not None else None
+    if isinstance(message, Message):
+        try:
+            edited = await message.edit_text(
+                view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
+            )
+        except TelegramError as exc:
+            if "not modified" in str(exc).lower():
+                return message
+        else:
+            return edited if isinstance(edited, Message) else message
+    return await reply(update, view)
+
+
 async def reply_text(update: Update, text: str, *, quote: bool = False) -> Message | None:
     return await reply(update, View(text), quote=quote)
 

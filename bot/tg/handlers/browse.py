@@ -8,7 +8,7 @@ from bot.bank.markdown import escape
 from bot.db import repo
 from bot.i18n import t
 from bot.tg.callbacks import Callback
-from bot.tg.common import check_query, command_args, reply, reply_text
+from bot.tg.common import check_query, command_args, page_to, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.questions import next_question
 from bot.tg.views import (
@@ -54,16 +54,16 @@ async def cb_term(update: Update, context: Ctx, cb: Callback) -> None:
 
 
 async def cb_glossary_page(update: Update, context: Ctx, cb: Callback) -> None:
-    await reply(update, glossary_view(context.services.catalog.bank, context.lang, cb.int(0)))
+    await page_to(update, glossary_view(context.services.catalog.bank, context.lang, cb.int(0)))
 
 
 async def cb_glossary_topics(update: Update, context: Ctx, cb: Callback) -> None:
-    await reply(update, glossary_topics_view(context.services.catalog.bank, context.lang))
+    await page_to(update, glossary_topics_view(context.services.catalog.bank, context.lang))
 
 
 async def cb_glossary_topic(update: Update, context: Ctx, cb: Callback) -> None:
     view = glossary_topic_view(context.services.catalog.bank, context.lang, cb.args[0], cb.int(1))
-    await reply(update, view) if view else await reply_text(update, t(context.lang, "stale_button"))
+    await page_to(update, view) if view else await reply_text(update, t(context.lang, "stale_button"))
 
 
 async def cmd_search(update: Update, context: Ctx) -> None:
@@ -82,7 +82,8 @@ async def show_search(update: Update, context: Ctx, query: str, page: int) -> No
     if not ids:
         await reply_text(update, t(context.lang, "nothing_found", query=escape(query)))
         return
-    await reply(update, search_view(catalog, query, ids, context.lang, page))
+    view = search_view(catalog, query, ids, context.lang, page)
+    await (page_to(update, view) if update.callback_query else reply(update, view))
 
 
 async def cb_search(update: Update, context: Ctx, cb: Callback) -> None:
