@@ -70,6 +70,7 @@ CALLBACKS: dict[str, CallbackFn] = {
     "iv": interview.cb_interview,
     "top": quiz.cb_top,
     "bd": quiz.cb_board,
+    "x": practice.cb_noop,
     "ay": questions.cb_confirm_short,
     "an": questions.cb_confirm_short,
 }

@@ -34,6 +34,7 @@ _OPS: Final[dict[str, str]] = {
     "fg": "s",  # forget-me confirmation
     "top": "s",  # leaderboard period
     "bd": "s",  # leaderboard opt in/out
+    "x": "",  # a label shown as a button (the chosen self-assessment): pressing it does nothing
     "ay": "sss",  # «Это ваш ответ?» yes: ask id, author id, the short text (the answer)
     "an": "",  # «Это ваш ответ?» no
 }

@@ -316,8 +316,13 @@ def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:
 
 
 def after_assessment_keyboard(
-    q: Question, lang: str, next_op: str = "n", next_topic: str | None = None
+    q: Question, lang: str, next_op: str = "n", next_topic: str | None = None, chosen: str = ""
 ) -> InlineKeyboardMarkup:
-    tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
-    tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else next_button(lang, next_topic))
-    return InlineKeyboardMarkup([tail])
+    """After «Знал / Частично / Не знал»: that row becomes the chosen grade; «Показать ответ» and
+    «Следующий» stay (none of them in a mock interview, where the next question comes by itself)."""
+    rows = [[_btn(f"✓ {chosen}", "x")]] if chosen else []
+    if next_op:
+        tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
+        tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else next_button(lang, next_topic))
+        rows.append(tail)
+    return InlineKeyboardMarkup(rows)

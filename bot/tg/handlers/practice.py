@@ -44,8 +44,13 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
         buttons = [b.callback_data for row in (markup.inline_keyboard if markup else ()) for b in row]
         topic = next((str(b)[3:] for b in buttons if str(b).startswith("nt:")), None)
         next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons or topic else "")
-        keyboard = after_assessment_keyboard(q, context.lang, next_op, topic) if next_op else None
+        keyboard = after_assessment_keyboard(q, context.lang, next_op, topic, t(context.lang, GRADE_KEYS[grade]))
         await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
+
+
+async def cb_noop(update: Update, context: Ctx, cb: Callback) -> None:
+    """A label on a button (the chosen grade): only the press is acknowledged."""
+    await answer_query(update, context)
 
 
 async def cmd_review(update: Update, context: Ctx) -> None:
