@@ -9,6 +9,9 @@ RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # Runtime stage: only the installed wheels, a non-root user, the SQLite file on a volume.
 FROM python:3.11-slim
+# DejaVu Sans: the /stats chart draws Russian topic names with it
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core \
+    && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 bot && mkdir -p /data && chown bot /data
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels

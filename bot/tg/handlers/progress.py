@@ -23,7 +23,7 @@ from bot.core.schedule import get_tz
 from bot.db import progress as store
 from bot.i18n import t
 from bot.tg.callbacks import Callback, encode
-from bot.tg.chart import ChartRow, mastery_chart
+from bot.tg.chart import ChartRow, Legend, has_cyrillic_font, mastery_chart
 from bot.tg.common import answer_query, is_group, reply, reply_text
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View
@@ -137,13 +137,25 @@ def group_stats_text(p: stats.Progress, due: int, bank: Bank, lang: str, name: s
     return "\n".join(lines)
 
 
-def chart_rows(p: stats.Progress) -> list[ChartRow]:
-    return [ChartRow(ts.topic_id, ts.share, ts.mastery) for ts in p.topics]
+def chart_rows(p: stats.Progress, bank: Bank | None = None, lang: str = "ru") -> list[ChartRow]:
+    """One bar per topic, labelled by its title in ``lang`` (by its id without a Cyrillic font)."""
+    localized = bank is not None and has_cyrillic_font()
+    return [
+        ChartRow(_topic_title(bank, ts.topic_id, lang) if localized and bank else ts.topic_id, ts.share, ts.mastery)
+        for ts in p.topics
+    ]
+
+
+def chart_legend(lang: str) -> Legend:
+    return Legend(t(lang, "progress.chart_mastery"), t(lang, "progress.chart_answered"))
 
 
 def chart_caption(p: stats.Progress, bank: Bank, lang: str) -> str:
-    """Plain text (no parse mode): what the bars mean and which id is which topic, ≤ 1024 chars."""
+    """Plain text (no parse mode), ≤ 1024 chars: what the bars mean; an "id — title" legend only
+    where the chart had to fall back to Latin ids."""
     lines = [t(lang, "progress.chart_caption")]
+    if has_cyrillic_font():
+        return lines[0]
     for ts in p.topics:
         line = f"{ts.topic_id} — {_topic_title(bank, ts.topic_id, lang)}"
         if len("\n".join([*lines, line])) > CAPTION_LIMIT:
@@ -175,7 +187,9 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
         await reply_text(update, text, quote=True)
         return
     await reply_text(update, stats_text(progress, due, bank, lang))
-    png = await asyncio.to_thread(mastery_chart, chart_rows(progress))
+    png = await asyncio.to_thread(
+        mastery_chart, chart_rows(progress, bank, lang), t(lang, "progress.chart_title"), chart_legend(lang)
+    )
     await context.bot.send_photo(
         chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png"
     )
