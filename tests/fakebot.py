@@ -562,14 +562,22 @@ class FakeTelegram:
         for c in commands:
             if not re.fullmatch(r"[a-z0-9_]{1,32}", c["command"]) or not 1 <= len(c["description"]) <= 256:
                 raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
-        self.commands[params.get("language_code") or ""] = commands
+        self.commands[self._command_key(params)] = commands
         return True
 
+    @staticmethod
+    def _command_key(params: dict[str, Any]) -> tuple[str, str]:
+        scope = params.get("scope") or {"type": "default"}
+        if scope.get("type") not in ("default", "all_private_chats", "all_group_chats", "all_chat_administrators",
+                                     "chat", "chat_administrators", "chat_member"):  # fmt: skip
+            raise ApiError(400, "Bad Request: BOT_COMMAND_SCOPE_INVALID")
+        return str(scope["type"]), params.get("language_code") or ""
+
     async def m_getMyCommands(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return self.commands.get(params.get("language_code") or "", [])
+        return self.commands.get(self._command_key(params), [])
 
     async def m_deleteMyCommands(self, params: dict[str, Any]) -> bool:
-        self.commands.pop(params.get("language_code") or "", None)
+        self.commands.pop(self._command_key(params), None)
         return True
 
     async def m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -21,8 +21,14 @@ def test_start_shows_welcome_and_menu(fake: FakeTelegram, bot: BotProcess, uid: 
 
 
 def test_commands_registered_per_language(fake: FakeTelegram, bot: BotProcess) -> None:
-    assert {c["command"] for c in fake.commands["ru"]} >= {"q", "answer", "glossary", "search"}
-    assert fake.commands["en"][0]["description"] != fake.commands["ru"][0]["description"]
+    private = {c["command"] for c in fake.commands[("all_private_chats", "ru")]}
+    assert private >= {"q", "answer", "glossary", "search", "export", "forget", "interview"}
+    en, ru = fake.commands[("all_private_chats", "en")], fake.commands[("all_private_chats", "ru")]
+    assert en[0]["description"] != ru[0]["description"]  # each menu is localized
+    group = {c["command"] for c in fake.commands[("all_group_chats", "ru")]}
+    admins = {c["command"] for c in fake.commands[("all_chat_administrators", "en")]}
+    assert "q" in group and "forget" not in group and "daily" not in group  # members' menu
+    assert {"daily", "lang"} <= admins  # admins also set the group's daily question and language
 
 
 def test_question_answer_reveal_loop(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:

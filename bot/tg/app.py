@@ -268,9 +268,12 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     services: Services = app.bot_data["services"]
     await services.db.migrate()
     _start_pushes(app, services)
-    for lang in ("ru", "en"):
-        await app.bot.set_my_commands(start.bot_commands(lang), language_code=lang)
-    await app.bot.set_my_commands(start.bot_commands(services.settings.default_language))
+    default = services.settings.default_language
+    for scope, names in start.command_menus():  # localized per scope: private, groups, group admins
+        for lang in ("ru", "en"):
+            await app.bot.set_my_commands(start.bot_commands(lang, names), scope=scope, language_code=lang)
+        await app.bot.set_my_commands(start.bot_commands(default, names), scope=scope)
+    await app.bot.set_my_commands(start.bot_commands(default))
     log.info("bot @%s started; bank: %s", app.bot.username, services.catalog.bank.summary())
 
 

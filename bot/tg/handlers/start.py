@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from telegram import BotCommand, Update
+from telegram import (
+    BotCommand,
+    BotCommandScope,
+    BotCommandScopeAllChatAdministrators,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    Update,
+)
 from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
@@ -19,8 +26,22 @@ COMMANDS = ("q", "answer", "topics", "glossary", "search", "daily", "interview",
             "stats", "quiz", "top", "export", "forget", "lang", "help")  # fmt: skip
 
 
-def bot_commands(lang: str) -> list[BotCommand]:
-    return [BotCommand(name, t(lang, f"commands.{name}")) for name in COMMANDS]
+# What a group member uses; group admins also set the group's daily question and language.
+GROUP_COMMANDS = ("q", "answer", "topics", "glossary", "search", "quiz", "top", "stats", "help")
+ADMIN_COMMANDS = (*GROUP_COMMANDS[:-1], "daily", "lang", "help")
+
+
+def bot_commands(lang: str, names: tuple[str, ...] = COMMANDS) -> list[BotCommand]:
+    return [BotCommand(name, t(lang, f"commands.{name}")) for name in names]
+
+
+def command_menus() -> list[tuple[BotCommandScope, tuple[str, ...]]]:
+    """The command menu of each scope: private chats, group members, group administrators."""
+    return [
+        (BotCommandScopeAllPrivateChats(), COMMANDS),
+        (BotCommandScopeAllGroupChats(), GROUP_COMMANDS),
+        (BotCommandScopeAllChatAdministrators(), ADMIN_COMMANDS),
+    ]
 
 
 async def cmd_start(update: Update, context: Ctx) -> None:
