@@ -44,7 +44,7 @@ INT_FIELDS = {
 JSON_FIELDS = {
     "reply_markup", "entities", "commands", "allowed_updates", "options", "reply_parameters",
     "link_preview_options", "scope", "correct_option_ids", "caption_entities",
-    "explanation_entities", "question_entities",
+    "explanation_entities", "question_entities", "results", "button",
 }  # fmt: skip
 BOOL_FIELDS = {
     "disable_web_page_preview", "disable_notification", "is_anonymous", "show_alert",
@@ -201,6 +201,8 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self.commands: dict[str, list[dict[str, Any]]] = {}
         self.callback_answers: list[dict[str, Any]] = []
+        self.inline_answers: dict[str, dict[str, Any]] = {}  # inline query id -> answerInlineQuery params
+        self.inline_queries: set[str] = set()
         self.polls: dict[str, dict[str, Any]] = {}
         self.rate_violations: list[str] = []
         self.pauses: list[tuple[float, float]] = []  # (when a 429 was returned, retry_after)
@@ -527,7 +529,7 @@ class FakeTelegram:
     # -- methods --------------------------------------------------------------------------------
     async def m_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self._bot_user(), "can_join_groups": True, "can_read_all_group_messages": False,
-                "supports_inline_queries": False, "can_connect_to_business": False,
+                "supports_inline_queries": True, "can_connect_to_business": False,
                 "has_main_web_app": False}  # fmt: skip
 
     async def m_getUpdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -641,6 +643,31 @@ class FakeTelegram:
             if any(a.get("callback_query_id") == params.get("callback_query_id") for a in self.callback_answers):
                 raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
             self.callback_answers.append(params)
+        return True
+
+    async def m_answerInlineQuery(self, params: dict[str, Any]) -> bool:
+        """Checked as Telegram does: at most 50 results, unique ids of 1-64 bytes, an article's title
+        and message text (entities parsed, <= 4096), URL buttons, next_offset <= 64 bytes."""
+        query_id = str(params.get("inline_query_id") or "")
+        if query_id not in self.inline_queries or query_id in self.inline_answers:
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
+        results = params.get("results") or []
+        if len(results) > 50:
+            raise ApiError(400, "Bad Request: RESULTS_TOO_MUCH")
+        ids = [str(r.get("id", "")) for r in results]
+        if len(set(ids)) != len(ids) or not all(1 <= len(i.encode()) <= 64 for i in ids):
+            raise ApiError(400, "Bad Request: RESULT_ID_INVALID")
+        for r in results:
+            if r.get("type") != "article" or not str(r.get("title", "")).strip():
+                raise ApiError(400, "Bad Request: RESULT_TITLE_EMPTY")
+            self._text(r.get("input_message_content") or {}, "message_text")
+            for row in (r.get("reply_markup") or {}).get("inline_keyboard") or []:
+                for button in row:
+                    if not str(button.get("url", "")).startswith(("https://", "tg://")):
+                        raise ApiError(400, "Bad Request: BUTTON_URL_INVALID")
+        if len(str(params.get("next_offset") or "").encode()) > 64:
+            raise ApiError(400, "Bad Request: NEXT_OFFSET_INVALID")
+        self.inline_answers[query_id] = params
         return True
 
     async def m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -794,6 +821,16 @@ class FakeUser:
                             **({"reply_markup": message.reply_markup} if message.reply_markup else {})},
             }
         })  # fmt: skip
+        return query_id
+
+    def inline_query(self, text: str, offset: str = "") -> str:
+        """Type ``@bot text`` in some chat: an inline query; returns its id (see inline_answers)."""
+        query_id = f"iq{time.monotonic_ns()}"
+        self.fake.inline_queries.add(query_id)
+        self.fake.push_update(
+            {"inline_query": {"id": query_id, "from": self.as_dict(), "query": text, "offset": offset,
+                              "chat_type": "sender"}}
+        )  # fmt: skip
         return query_id
 
     def answer_poll(self, poll_id: str, option: int | None) -> None:

@@ -69,3 +69,33 @@ def test_next_keeps_the_topic_asked_for(fake: FakeTelegram, bot: BotProcess, uid
     user.press(fb, fb.button("Следующий"))
     (after,) = user.expect()
     assert "RAG и обработка документов" in after.text
+
+
+def test_inline_mode_shares_questions_into_any_chat(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    query = user.inline_query("lora")
+    fake.wait_for(lambda: query in fake.inline_answers, 10, what="the inline answer")
+    answer = fake.inline_answers[query]
+    results = answer["results"]
+    assert results and all("LoRA" in r["description"] for r in results[:3])
+    assert str(answer["is_personal"]).lower() == "true" and int(answer["cache_time"]) >= 300
+    card = results[0]["input_message_content"]["message_text"]
+    assert "Ответить и получить разбор — в боте" in card
+    (button,) = results[0]["reply_markup"]["inline_keyboard"][0]
+    assert button["text"] == "Ответить в боте" and "?start=q_" in button["url"]
+    assert not any("lora-" in r["description"] for r in results)  # no internal ids
+
+    everything = user.inline_query("")
+    fake.wait_for(lambda: everything in fake.inline_answers, 10)
+    first = fake.inline_answers[everything]
+    assert len(first["results"]) == 20 and first["next_offset"] == "20"
+    more = user.inline_query("", offset="20")
+    fake.wait_for(lambda: more in fake.inline_answers, 10)
+    second = fake.inline_answers[more]["results"]
+    assert second and not {r["id"] for r in second} & {r["id"] for r in first["results"]}
+
+    en = fake.user(uid + 1, language_code="en")
+    english = en.inline_query("kv cache")
+    fake.wait_for(lambda: english in fake.inline_answers, 10)
+    (en_button,) = fake.inline_answers[english]["results"][0]["reply_markup"]["inline_keyboard"][0]
+    assert en_button["text"] == "Answer in the bot"

@@ -23,6 +23,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    InlineQueryHandler,
     MessageHandler,
     TypeHandler,
     filters,
@@ -41,7 +42,7 @@ from bot.services.grading import build_grader
 from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
-from bot.tg.handlers import admin, browse, daily, interview, practice, progress, questions, quiz, start
+from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
 from bot.tg.ratelimit import BotRateLimiter
 from bot.web import WebServer
 
@@ -189,6 +190,7 @@ def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     for name, fn in COMMAND_HANDLERS:
         app.add_handler(CommandHandler(name, fn))
     app.add_handler(CallbackQueryHandler(on_callback))
+    app.add_handler(InlineQueryHandler(inline.on_inline_query))
     # Quiz poll answers carry no chat: the middleware skips them, the handler stores the voter.
     app.add_handler(quiz.poll_answer_handler())
     # The menu keyboard sends its labels as text: catch them before answers.

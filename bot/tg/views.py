@@ -114,6 +114,11 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     return views
 
 
+def inline_card(q: Question, bank: Bank, lang: str) -> str:
+    """A question shared into any chat (inline mode): the bot may not be there, so answers go to it."""
+    return "\n\n".join([_header(q, bank, lang), f"<b>{escape(q.text)}</b>", t(lang, "inline.hint")])
+
+
 def question_terms_view(q: Question, bank: Bank, lang: str) -> View:
     terms = [term for tid in q.terms if (term := bank.term(tid)) is not None]
     if not terms:
