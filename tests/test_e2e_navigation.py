@@ -99,3 +99,20 @@ def test_inline_mode_shares_questions_into_any_chat(fake: FakeTelegram, bot: Bot
     fake.wait_for(lambda: english in fake.inline_answers, 10)
     (en_button,) = fake.inline_answers[english]["results"][0]["reply_markup"]["inline_keyboard"][0]
     assert en_button["text"] == "Answer in the bot"
+
+
+def test_next_after_a_search_result_is_the_next_result(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/search чекпоинт")
+    (results,) = user.expect()
+    picks = [(label, data) for label, data in results.buttons() if data.startswith("qs:")]
+    assert len(picks) >= 3
+    user.press(results, picks[0][1])
+    (first,) = user.expect()
+    user.press(first, first.button("Следующий"))
+    (second,) = user.expect()
+    user.press(second, second.button("Следующий"))
+    (third,) = user.expect()
+    # each question is the next search result, in order (a label may be cut to fit a button)
+    for (label, _), shown in zip(picks[:3], (first, second, third), strict=True):
+        assert label.split(". ", 1)[-1].rstrip("…")[:40] in shown.text

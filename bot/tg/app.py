@@ -56,6 +56,8 @@ CALLBACKS: dict[str, CallbackFn] = {
     "g": questions.cb_glossary,
     "n": questions.cb_next,
     "nt": questions.cb_next,
+    "qs": questions.cb_search_result,
+    "sn": questions.cb_search_result,
     "q": questions.cb_ask,
     "t": browse.cb_term,
     "tp": browse.cb_topic,

@@ -19,6 +19,8 @@ _OPS: Final[dict[str, str]] = {
     "g": "i",  # glossary terms of a question
     "n": "",  # next question (chat filter)
     "nt": "i",  # next question from this topic (the question came from `/q <topic>`)
+    "qs": "ins",  # a search result: question, its index, the query
+    "sn": "ns",  # the next search result: index, query
     "q": "i",  # ask this question
     "t": "in",  # term card, page of its questions
     "tp": "i",  # set the topic filter ("-" clears it)

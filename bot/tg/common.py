@@ -129,7 +129,14 @@ async def send_view(context: Ctx, chat_id: int, view: View) -> Message:
 
 
 async def ask_question(
-    update: Update, context: Ctx, q: Question, *, source: str, note: str = "", next_topic: str | None = None
+    update: Update,
+    context: Ctx,
+    q: Question,
+    *,
+    source: str,
+    note: str = "",
+    next_topic: str | None = None,
+    next_search: tuple[int, str] | None = None,
 ) -> Message:
     """Record a question as asked (it becomes the pending one), send it, then note its message id.
 
@@ -140,7 +147,10 @@ async def ask_question(
     assert chat is not None
     user = update.effective_user
     s = context.services
-    view = question_view(q, s.catalog.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic)
+    view = question_view(
+        q, s.catalog.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic,
+        next_search=next_search,
+    )  # fmt: skip
     async with s.db.write() as session:
         previous = context.chat_row.pending_ask_id if context.chat_row else None
         ask = await repo.record_ask(session, chat.id, q.id, user_id=user.id if user else None, source=source)

@@ -39,8 +39,12 @@ def question_label(q: Question) -> str:
     return q.label if q.number is not None else ""
 
 
-def question_button(q: Question) -> InlineKeyboardButton:
+def question_button(q: Question, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
+    """A button that asks ``q``; from search results (``search`` = its index and the query) the
+    question's «Следующий» then goes on to the next result."""
     prefix = f"{q.label}. " if q.number is not None else ""
+    if search is not None:
+        return _btn(prefix + q.text, "qs", q.id, search[0], search[1])
     return _btn(prefix + q.text, "q", q.id)
 
 
@@ -72,27 +76,38 @@ def _header(q: Question, bank: Bank, lang: str) -> str:
     )
 
 
-def next_button(lang: str, topic: str | None = None) -> InlineKeyboardButton:
-    """«Следующий»: from the same topic when the question came from one (`/q lora`), else by the
-    chat's filter."""
+def next_button(lang: str, topic: str | None = None, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
+    """«Следующий»: the next search result when the question came from a search, the same topic
+    when it came from one (`/q lora`), else by the chat's filter."""
+    if search is not None:
+        return _btn(t(lang, "btn.next"), "sn", search[0], search[1])
     return _btn(t(lang, "btn.next"), "nt", topic) if topic else _btn(t(lang, "btn.next"), "n")
 
 
-def question_keyboard(q: Question, lang: str, next_topic: str | None = None) -> InlineKeyboardMarkup:
+def question_keyboard(
+    q: Question, lang: str, next_topic: str | None = None, next_search: tuple[int, str] | None = None
+) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         [
             [_btn(t(lang, "btn.reveal"), "a", q.id), _btn(t(lang, "btn.glossary"), "g", q.id)],
-            [next_button(lang, next_topic)],
+            [next_button(lang, next_topic, next_search)],
         ]
     )
 
 
 def question_view(
-    q: Question, bank: Bank, lang: str, *, group: bool, note: str = "", next_topic: str | None = None
+    q: Question,
+    bank: Bank,
+    lang: str,
+    *,
+    group: bool,
+    note: str = "",
+    next_topic: str | None = None,
+    next_search: tuple[int, str] | None = None,
 ) -> View:
     hint = t(lang, "question_hint_group" if group else "question_hint_private")
     parts = [note, _header(q, bank, lang), f"<b>{escape(q.text)}</b>", hint]
-    return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang, next_topic))
+    return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang, next_topic, next_search))
 
 
 def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[View]:
@@ -225,8 +240,8 @@ def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, pag
     for i, q in enumerate(chunk, page * PAGE + 1):
         label = f"[{escape(q.label)}] " if q.number is not None else ""
         lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
-    rows = [[question_button(q)] for q in chunk]
-    # the query rides along in the paging buttons (cut to fit 64 bytes)
+    rows = [[question_button(q, (i, query))] for i, q in enumerate(chunk, page * PAGE)]
+    # the query rides along in the paging and question buttons (cut to fit 64 bytes)
     pager = []
     if page > 0:
         pager.append(_btn(t(lang, "btn.prev_page"), "s", page - 1, query))

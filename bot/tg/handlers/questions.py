@@ -324,6 +324,25 @@ async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
     await next_question(update, context, source="next")
 
 
+async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
+    """A question from search results ("qs"), or «Следующий» after one ("sn"): the next result of
+    the same query follows it."""
+    catalog = context.services.catalog
+    if cb.op == "qs":
+        q, index, query = catalog.bank.question(cb.args[0]), cb.int(1), cb.args[2]
+    else:
+        index, query = cb.int(0), cb.args[1]
+        ids = [h.question_id for h in catalog.search.search(query, limit=80)]
+        q = catalog.bank.question(ids[index]) if index < len(ids) else None
+        if q is None:  # the results are exhausted: go on by the chat's filter
+            await next_question(update, context, source="next")
+            return
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    await ask_question(update, context, q, source="search", next_search=(index + 1, query))
+
+
 async def cb_ask(update: Update, context: Ctx, cb: Callback) -> None:
     q = context.services.catalog.bank.question(cb.args[0])
     if q is None:
