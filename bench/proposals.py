@@ -9,8 +9,6 @@ Each prototype keeps the behaviour of the code it stands in for:
   ``BEGIN IMMEDIATE`` and the in-process write lock (``inline_writes=True`` moves them too).
 - :func:`load_update_state`: the middleware loads the chat and the user with one Core SELECT (outer
   join) into plain records instead of two ORM ``session.get`` calls.
-- :func:`covers_cached`: the grader's match phrases are turned into keys once per phrase, and a
-  one-word phrase is looked up in the answer's key set / sorted keys instead of scanning every word.
 - :func:`candidates_for` / :func:`pick`: candidate lists are computed once per (bank, topic) and the
   least-seen slow path runs in C (map/min/compress).
 - :class:`FastSearchIndex`: the BM25 weight of each posting is precomputed (tf and document length
@@ -32,7 +30,6 @@ import random
 import sqlite3
 import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -262,45 +259,9 @@ async def load_update_state(update: Any, context: Any) -> None:
         context.lang = chosen or default
 
 
-# -- grading: phrase keys once -------------------------------------------------------------------
-@lru_cache(maxsize=100_000)
-def _phrase_keys(phrase: str) -> tuple[str, ...]:
-    from bot.core.text import keys
-
-    return tuple(keys(phrase, drop_stopwords=False))
-
-
-_index_of: list[Any] = [None, None]  # (answer key list, (set, sorted keys)) of the answer being graded
-
-
-def covers_cached(point: Any, answer_keys: list[str]) -> bool:
-    """bot.core.grading._covers with the phrase keys cached and single-word phrases (most of them)
-    answered by a set lookup or a bisect over the answer's sorted keys instead of a scan of every
-    answer word; phrases of several words use phrase_in as before. Same result (checked)."""
-    import bisect
-
-    from bot.core.text import PREFIX_MIN, phrase_in
-
-    if _index_of[0] is not answer_keys:
-        _index_of[0], _index_of[1] = answer_keys, (set(answer_keys), sorted(set(answer_keys)))
-    key_set, ordered = _index_of[1]
-    for phrase in point.match:
-        phrase_keys = _phrase_keys(phrase)
-        if not phrase_keys:
-            continue
-        if len(phrase_keys) == 1:
-            wanted = phrase_keys[0]
-            if wanted in key_set:
-                return True
-            if len(wanted) >= PREFIX_MIN:
-                i = bisect.bisect_left(ordered, wanted)
-                if i < len(ordered) and ordered[i].startswith(wanted):
-                    return True
-            continue
-        if phrase_in(list(phrase_keys), answer_keys):
-            return True
-    return False
-
+# -- grading ----------------------------------------------------------------------------------------
+# The proposal that cached phrase keys for bot.core.grading._covers is gone: issue 12 rewrote the
+# grader around indexed phrase matching (bot/core/matching.py), which does the same and more.
 
 # -- picking ------------------------------------------------------------------------------------------
 _candidates: dict[tuple[int, str | None, bool], tuple[str, ...]] = {}
@@ -480,7 +441,6 @@ def sniffio_shim() -> None:
 def applied(*, inline_writes: bool = False) -> Iterator[None]:
     """Patch the proposals into the imported bot modules; undo on exit."""
     import bot.catalog
-    import bot.core.grading
     import bot.push.sender
     import bot.tg.app
     import bot.tg.handlers.questions
@@ -488,7 +448,6 @@ def applied(*, inline_writes: bool = False) -> Iterator[None]:
     patches = [
         (bot.tg.app, "Database", lambda url: make_proto_database(url, inline_writes=inline_writes)),
         (bot.tg.app, "load_update_state", load_update_state),
-        (bot.core.grading, "_covers", covers_cached),
         (bot.tg.handlers.questions, "candidates_for", candidates_for),
         (bot.tg.handlers.questions, "pick", pick),
         (bot.push.sender, "candidates_for", candidates_for),
