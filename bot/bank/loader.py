@@ -285,26 +285,40 @@ class _Checker:
                 )
             )
 
-    def _key_points(self, file: str, m: _Map, what: str) -> list[KeyPoint] | None:
-        raw = m.get("key_points")
-        line = self._line(m, "key_points")
+    def _entries(
+        self, file: str, m: _Map, key: str, what: str, noun: str, bounds: tuple[int, int], shape: str, missing: str
+    ) -> tuple[int, list[tuple[str, _Map]], bool] | None:
+        """The list under ``key`` (key points, misconceptions): its line, each mapping with its label
+        (``<what> <noun> <n>``), and whether every item was a mapping; None when it is not a list."""
+        raw = m.get(key)
+        line = self._line(m, key)
         if not isinstance(raw, list):
-            self.problem(file, line, f"{what}: missing 'key_points' (a list of 3 to 6)")
+            self.problem(file, line, f"{what}: {missing}")
             return None
-        if not MIN_KEY_POINTS <= len(raw) <= MAX_KEY_POINTS:
-            self.problem(
-                file,
-                line,
-                f"{what}: has {len(raw)} key points, needs {MIN_KEY_POINTS} to {MAX_KEY_POINTS}",
-            )
-        points: list[KeyPoint] = []
-        good = True
+        lo, hi = bounds
+        if not lo <= len(raw) <= hi:
+            self.problem(file, line, f"{what}: has {len(raw)} {noun}s, needs {lo} to {hi}")
+        entries: list[tuple[str, _Map]] = []
+        all_maps = True
         for i, item in enumerate(raw, 1):
-            label = f"{what} key point {i}"
-            if not isinstance(item, _Map):
-                self.problem(file, line, f"{label}: must be {{text: ..., match: [...]}}")
-                good = False
-                continue
+            label = f"{what} {noun} {i}"
+            if isinstance(item, _Map):
+                entries.append((label, item))
+            else:
+                self.problem(file, line, f"{label}: must be {shape}")
+                all_maps = False
+        return line, entries, all_maps
+
+    def _key_points(self, file: str, m: _Map, what: str) -> list[KeyPoint] | None:
+        found = self._entries(
+            file, m, "key_points", what, "key point", (MIN_KEY_POINTS, MAX_KEY_POINTS),
+            "{text: ..., match: [...]}", "missing 'key_points' (a list of 3 to 6)",
+        )  # fmt: skip
+        if found is None:
+            return None
+        line, entries, good = found
+        points: list[KeyPoint] = []
+        for label, item in entries:
             self._unknown_fields(file, item, frozenset({"text", "match", "weight"}), label)
             text = self._str(file, item, "text", label)
             weight = item.get("weight", "core")
@@ -331,27 +345,18 @@ class _Checker:
         return match
 
     def _misconceptions(self, file: str, m: _Map, what: str) -> list[Misconception] | None:
-        raw = m.get("misconceptions")
-        if raw is None:
+        if m.get("misconceptions") is None:
             return []
-        line = self._line(m, "misconceptions")
-        if not isinstance(raw, list):
-            self.problem(file, line, f"{what}: 'misconceptions' must be a list of {{claim, correction, match}}")
+        found = self._entries(
+            file, m, "misconceptions", what, "misconception", (MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS),
+            "{claim: ..., correction: ..., match: [...]}",
+            "'misconceptions' must be a list of {claim, correction, match}",
+        )  # fmt: skip
+        if found is None:
             return None
-        if not MIN_MISCONCEPTIONS <= len(raw) <= MAX_MISCONCEPTIONS:
-            self.problem(
-                file,
-                line,
-                f"{what}: has {len(raw)} misconceptions, needs {MIN_MISCONCEPTIONS} to {MAX_MISCONCEPTIONS}",
-            )
+        _, entries, good = found
         items: list[Misconception] = []
-        good = True
-        for i, item in enumerate(raw, 1):
-            label = f"{what} misconception {i}"
-            if not isinstance(item, _Map):
-                self.problem(file, line, f"{label}: must be {{claim: ..., correction: ..., match: [...]}}")
-                good = False
-                continue
+        for label, item in entries:
             self._unknown_fields(file, item, frozenset({"claim", "correction", "match"}), label)
             claim = self._str(file, item, "claim", label)
             correction = self._str(file, item, "correction", label)

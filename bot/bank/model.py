@@ -136,10 +136,11 @@ class Term:
         return tuple(seen)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Lexicon:
     """Word families and bilingual synonyms (``synonyms:``; any member matches any other) and
-    opposites (``antonyms:``; pairs whose swap reverses a claim: больше/меньше)."""
+    opposites (``antonyms:``; pairs whose swap reverses a claim: больше/меньше). Compared and
+    hashed by identity: the grader keys its compiled matcher on it for every answer."""
 
     synonyms: tuple[tuple[str, ...], ...] = ()
     antonyms: tuple[tuple[str, str], ...] = ()

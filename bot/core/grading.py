@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Final
 
 from bot.bank import KeyPoint, Lexicon, Question
-from bot.core.matching import Hit, Matcher, Text
+from bot.core.matching import Hit, Matcher
 from bot.core.text import STOPWORDS, normalize, words
 
 CORE_SHARE: Final = 0.85
@@ -167,10 +167,6 @@ def looks_stuffed(text: str) -> bool:
     return function_share < 0.06 or (avg_segment < 3.0 and function_share < 0.15)
 
 
-def _hits(phrases: tuple[str, ...], matcher: Matcher, sentences: Text, *, clause: bool = False) -> Hit:
-    return matcher.best(phrases, sentences, clause=clause)
-
-
 def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grade:
     """Grade ``text`` as an answer to ``question`` (``lexicon``: the bank's synonyms/antonyms)."""
     matcher = matcher_for(lexicon)
@@ -178,13 +174,13 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
     covered: list[int] = []
     contradicted: list[int] = []
     for i, kp in enumerate(question.key_points):
-        hit = _hits(kp.match, matcher, sentences)
+        hit = matcher.best(kp.match, sentences)
         if hit is Hit.MATCH:
             covered.append(i)
         elif hit is Hit.FLIPPED:
             contradicted.append(i)
     wrong = tuple(
-        i for i, m in enumerate(question.misconceptions) if _hits(m.match, matcher, sentences, clause=True) is Hit.MATCH
+        i for i, m in enumerate(question.misconceptions) if matcher.best(m.match, sentences, clause=True) is Hit.MATCH
     )
     points = question.key_points
     missed = tuple(i for i in range(len(points)) if i not in covered)

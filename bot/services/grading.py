@@ -7,7 +7,7 @@ examiner calls its endpoint there).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bot.bank import Lexicon, Question
 from bot.config import Settings
@@ -30,9 +30,6 @@ class KeywordGrader:
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         self.lexicon = lexicon
 
-    def with_lexicon(self, lexicon: Lexicon | None) -> KeywordGrader:
-        return KeywordGrader(lexicon)
-
     def grade_sync(self, question: Question, text: str, lexicon: Lexicon | None = None) -> Grade:
         return grading.grade(question, text, lexicon if lexicon is not None else self.lexicon)
 
@@ -50,7 +47,3 @@ def build_grader(settings: Settings, lexicon: Lexicon | None = None, db: Databas
 
         return LLMGrader(settings, lexicon, db)
     return KeywordGrader(lexicon)
-
-
-def with_backend(grade: Grade, backend: str) -> Grade:
-    return replace(grade, backend=backend)

@@ -83,35 +83,26 @@ async def reply(update: Update, view: View, *, quote: bool = False) -> Message |
 
 
 async def show(update: Update, view: View, status: Message | None, *, quote: bool = False) -> Message | None:
-    """Edit ``status`` (e.g. «⏳ Проверяю…») into ``view``; without it, or if the edit fails, reply."""
+    """Edit ``status`` (e.g. «⏳ Проверяю…», or the page of a list) into ``view``; a "not modified"
+    answer means it already shows it. Without ``status``, or if the edit fails, reply."""
     if status is not None:
         try:
             edited = await status.edit_text(
                 view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
             )
-        except TelegramError:
-            pass
+        except TelegramError as exc:
+            if "not modified" in str(exc).lower():
+                return status
         else:
             return edited if isinstance(edited, Message) else status
     return await reply(update, view, quote=quote)
 
 
 async def page_to(update: Update, view: View) -> Message | None:
-    """A page of a paged list: the message whose button was pressed is edited in place (a
-    "not modified" answer means it already shows that page); anything else gets a new message."""
+    """A page of a paged list: the message whose button was pressed is edited in place."""
     query = update.callback_query
     message = query.message if query is not None else None
-    if isinstance(message, Message):
-        try:
-            edited = await message.edit_text(
-                view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
-            )
-        except TelegramError as exc:
-            if "not modified" in str(exc).lower():
-                return message
-        else:
-            return edited if isinstance(edited, Message) else message
-    return await reply(update, view)
+    return await show(update, view, message if isinstance(message, Message) else None)
 
 
 async def reply_text(update: Update, text: str, *, quote: bool = False) -> Message | None:
