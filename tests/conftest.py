@@ -1,15 +1,19 @@
-"""Shared fixtures: the fake Bot API server, a bot process running against it, databases."""
+"""Shared fixtures: the fake Bot API server, the bot running against it (in this process, or as a
+real child process for the crash and restart tests), databases."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -84,6 +88,122 @@ class BotProcess:
         return self.proc.returncode
 
 
+class InProcessBot(BotProcess):
+    """The same bot, unmodified (settings, bank, ``build_application``, ``serve``), run on an event
+    loop of its own in a thread of the test process: no interpreter start, no imports, no bank load
+    per bot. Logs go to ``bot.log`` through the bot's own token filter. A clock can be injected."""
+
+    _banks: ClassVar[dict[str, Any]] = {}
+
+    def __init__(
+        self,
+        fake: FakeTelegram,
+        workdir: Path,
+        env: dict[str, str] | None = None,
+        *,
+        clock: Any = None,
+    ) -> None:
+        super().__init__(fake, workdir, env)
+        self.settings_env = {
+            "BOT_TOKEN": TOKEN,
+            "TELEGRAM_API_URL": fake.url,
+            "DATABASE_URL": self.db_url,
+            "LOG_LEVEL": "INFO",
+            "POLL_TIMEOUT": "1",
+            **(env or {}),
+        }
+        self.clock = clock
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._failure: BaseException | None = None
+        self._handler: logging.Handler | None = None
+
+    def _settings(self) -> Any:
+        from bot.config import Settings, load_settings
+
+        fields = set(Settings.model_fields)
+        overrides = {k.lower(): v for k, v in self.settings_env.items() if k.lower() in fields}
+        return load_settings(_env_file=None, **overrides)
+
+    def _bank(self, settings: Any) -> Any:
+        from bot.bank import default_bank_path, load_bank
+
+        path = settings.bank_path or default_bank_path()
+        key = str(path)
+        if key not in self._banks:  # the shipped bank is loaded once per test session
+            self._banks[key] = load_bank(path)
+        return self._banks[key]
+
+    def start(self, wait: bool = True) -> BotProcess:
+        from bot.logs import RedactTokenFilter
+
+        settings = self._settings()
+        bank = self._bank(settings)
+        self._handler = logging.FileHandler(self.log_path, encoding="utf-8")
+        self._handler.addFilter(RedactTokenFilter(TOKEN))
+        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        self._handler.setLevel(settings.log_level)
+        root = logging.getLogger()
+        root.addHandler(self._handler)
+        if root.level > logging.INFO or root.level == logging.NOTSET:
+            root.setLevel(logging.INFO)
+        for noisy in ("httpx", "httpcore", "apscheduler"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+        calls_before = len(self.fake.calls_of("getUpdates"))
+        started = threading.Event()
+
+        async def main() -> None:
+            from bot.tg.app import build_application, serve
+
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            started.set()
+            app = build_application(settings, bank, TOKEN, clock=self.clock)
+            await serve(app, settings, webhook=settings.webhook_url is not None, stop=self._stop)
+
+        def run() -> None:
+            try:
+                asyncio.run(main())
+            except BaseException as exc:  # reported by start() or stop()
+                self._failure = exc
+                logging.getLogger("tests").exception("the bot stopped with an error")
+            finally:
+                started.set()
+
+        self._failure = None
+        self._thread = threading.Thread(target=run, name="bot", daemon=True)
+        self._thread.start()
+        started.wait(30)
+        if wait:
+            self.fake.wait_for(
+                lambda: len(self.fake.calls_of("getUpdates")) > calls_before or not self.running,
+                timeout=60, what="the bot to start polling",
+            )  # fmt: skip
+            if not self.running:
+                raise AssertionError(f"bot exited at start:\n{self.log()}")
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def kill(self) -> None:
+        raise NotImplementedError("kill -9 needs a real process: use BotProcess")
+
+    def stop(self) -> int | None:
+        if self._thread is None:
+            return None
+        if self._loop is not None and self._stop is not None and self.running:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "the in-process bot did not stop within 30 s"
+        if self._handler is not None:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler.close()
+        return 1 if self._failure else 0
+
+
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeTelegram]:
     server = FakeTelegram().start()
@@ -93,9 +213,9 @@ def fake() -> Iterator[FakeTelegram]:
 
 @pytest.fixture(scope="module")
 def bot(fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BotProcess]:
-    process = BotProcess(fake, tmp_path_factory.mktemp("bot")).start()
+    process = InProcessBot(fake, tmp_path_factory.mktemp("bot")).start()
     yield process
-    process.stop()
+    assert process.stop() == 0, f"the bot failed:\n{process.log()}"
     log = process.log()
     assert TOKEN not in log, "the bot token leaked into the log"
     assert TOKEN.split(":")[1] not in log

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import BotProcess
+from tests.conftest import BotProcess, InProcessBot
 from tests.fake_openai import FakeOpenAI
 from tests.fakebot import FakeTelegram
 
@@ -32,7 +32,7 @@ def llm_bot(fake: FakeTelegram, llm: FakeOpenAI, tmp_path_factory: pytest.TempPa
         "LLM_TIMEOUT": "2",
         "LOG_LEVEL": "DEBUG",
     }
-    process = BotProcess(fake, tmp_path_factory.mktemp("llm-bot"), env).start()
+    process = InProcessBot(fake, tmp_path_factory.mktemp("llm-bot"), env).start()
     yield process
     process.stop()
     assert str(llm.api_key) not in process.log(), "the LLM API key leaked into the log"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BotProcess
+from tests.conftest import BotProcess, InProcessBot
 from tests.daily_helpers import migrate, seed_due_chats
 from tests.fakebot import FakeTelegram
 
@@ -130,7 +130,7 @@ def own_fake() -> Iterator[FakeTelegram]:
 
 def test_interview_survives_a_restart_and_can_be_abandoned(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
-    bot = BotProcess(fake, tmp_path).start()
+    bot = InProcessBot(fake, tmp_path).start()
     user = fake.user(4711)
     try:
         user.send("/interview 3")
@@ -157,7 +157,7 @@ def test_daily_push_prefers_due_questions(own_fake: FakeTelegram, tmp_path: Path
     fake = own_fake
     chat_id = 4712
     fake.private_chat(chat_id)
-    bot = BotProcess(fake, tmp_path, env={"TICK_SECONDS": "0.5"})
+    bot = InProcessBot(fake, tmp_path, env={"TICK_SECONDS": "0.5"})
     migrate(bot.db_url, tmp_path)
     seed_due_chats(bot.db_url, [chat_id])
     past = (datetime.now(UTC) - timedelta(days=2)).replace(tzinfo=None)

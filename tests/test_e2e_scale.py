@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, BotProcess
+from tests.conftest import ROOT, BotProcess, InProcessBot
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import TOKEN, FakeTelegram
 from tests.pg import pg_rows
@@ -76,6 +76,7 @@ def message_update(update_id: int, user_id: int, text: str) -> dict[str, Any]:
     return {"update_id": update_id, "message": message}
 
 
+@pytest.mark.slow
 def test_webhook_checks_the_secret_and_drops_redeliveries(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     port = free_port()
@@ -160,6 +161,7 @@ def _seed_postgres(url: str, chat_ids: list[int]) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, postgres: Any, tmp_path: Path) -> None:
     fake = own_fake
     url = postgres.create_db("two_instances")
@@ -196,6 +198,7 @@ def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, pos
     assert pg_rows(url, "select status, count(*) from deliveries group by status") == [("sent", 1000)]
 
 
+@pytest.mark.slow
 def test_sigterm_mid_broadcast_loses_nothing(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     chats = list(range(3_000_001, 3_000_201))
@@ -221,6 +224,7 @@ def test_sigterm_mid_broadcast_loses_nothing(own_fake: FakeTelegram, tmp_path: P
     assert max(counts.values()) == 1  # a graceful stop duplicates nothing
 
 
+@pytest.mark.slow
 def test_second_sqlite_instance_does_not_send(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     first = BotProcess(fake, tmp_path, env=webhook_env(free_port()))
@@ -242,7 +246,7 @@ def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     bank = tmp_path / "bank"
     shutil.copytree(ROOT / "data", bank)
-    bot = BotProcess(fake, tmp_path, env={"ADMIN_IDS": "777", "BANK_PATH": str(bank)}).start()
+    bot = InProcessBot(fake, tmp_path, env={"ADMIN_IDS": "777", "BANK_PATH": str(bank)}).start()
     admin, stranger = fake.user(777, "Admin"), fake.user(778, "Stranger")
     try:
         stranger.send("/reload")
@@ -286,6 +290,7 @@ def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
     assert query(bot.db_url, "select push_enabled from chats where id = 780") == [(0,)]
 
 
+@pytest.mark.slow
 def test_json_logs_carry_no_token_and_no_message_text(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     bot = BotProcess(fake, tmp_path, env={"LOG_FORMAT": "json"}).start()

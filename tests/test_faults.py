@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import BotProcess
+from tests.conftest import BotProcess, InProcessBot
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import FakeTelegram
 from tests.pg import pg_rows
@@ -31,6 +31,7 @@ def push_counts(fake: FakeTelegram, chats: list[int]) -> Counter[int]:
     return Counter(m.chat_id for m in fake.messages() if m.chat_id in wanted and "Вопрос дня" in m.text)
 
 
+@pytest.mark.slow
 def test_kill_9_during_a_broadcast_to_1000_chats(fake: FakeTelegram, tmp_path: Path) -> None:
     chats = list(range(5_000_001, 5_001_001))
     for cid in chats:
@@ -60,6 +61,7 @@ def test_kill_9_during_a_broadcast_to_1000_chats(fake: FakeTelegram, tmp_path: P
     assert dict(query(bot.db_url, "select status, count(*) from deliveries group by status")) == {"sent": 1000}
 
 
+@pytest.mark.slow
 def test_429_storm_every_tenth_send(fake: FakeTelegram, tmp_path: Path) -> None:
     chats = list(range(5_100_001, 5_100_101))
     for cid in chats:
@@ -87,7 +89,7 @@ def test_429_storm_every_tenth_send(fake: FakeTelegram, tmp_path: Path) -> None:
 
 
 def test_50_concurrent_users_answering_on_sqlite(fake: FakeTelegram, tmp_path: Path) -> None:
-    bot = BotProcess(fake, tmp_path).start()
+    bot = InProcessBot(fake, tmp_path).start()
     users = [fake.user(6_000_000 + i) for i in range(50)]
     try:
         for user in users:
@@ -115,6 +117,7 @@ def test_50_concurrent_users_answering_on_sqlite(fake: FakeTelegram, tmp_path: P
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_database_outage_30s(fake: FakeTelegram, postgres: Any, tmp_path: Path) -> None:
     url = postgres.create_db("outage")
     bot = BotProcess(fake, tmp_path, env={"DATABASE_URL": url, "TICK_SECONDS": "1"}).start()

@@ -153,3 +153,13 @@ def acquire_sender_lock(url: str) -> bool:
         return False
     _LOCKS.append(handle)
     return True
+
+
+def release_sender_lock(url: str) -> None:
+    """Give back the lock taken by :func:`acquire_sender_lock` (at shutdown; a process that dies
+    loses it anyway)."""
+    path = url.split("///", 1)[-1]
+    for handle in list(_LOCKS):
+        if getattr(handle, "name", None) == f"{path}.sender.lock":
+            _LOCKS.remove(handle)
+            handle.close()  # type: ignore[attr-defined]

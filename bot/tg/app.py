@@ -1,13 +1,16 @@
-"""The composition root: builds the PTB Application, registers every handler in one ordered table,
-creates services in ``post_init`` and closes them in ``post_shutdown``."""
+"""The composition root: builds the services and the PTB Application (``build_application``),
+registers every handler in one ordered table, starts pushes after start-up and closes everything
+at shutdown."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,7 +36,7 @@ from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings, SettingsError
 from bot.db import repo
-from bot.db.engine import Database, acquire_sender_lock
+from bot.db.engine import Database, acquire_sender_lock, release_sender_lock
 from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
@@ -291,10 +294,17 @@ async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     services: Services = app.bot_data["services"]
     await services.db.close()
+    if services.db.is_sqlite:
+        release_sender_lock(services.db.url)
 
 
 def build_application(
-    settings: Settings, bank: Bank, token: str, *, db: Database | None = None
+    settings: Settings,
+    bank: Bank,
+    token: str,
+    *,
+    db: Database | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     api = settings.telegram_api_url
     app = (
@@ -315,6 +325,8 @@ def build_application(
         metrics=Metrics(),
         grader=build_grader(settings, db=database),
     )
+    if clock is not None:
+        services.clock = clock
     app.bot_data["services"] = services
     register_handlers(app)
     return app
@@ -324,17 +336,28 @@ def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False
     """Run until SIGTERM/SIGINT: long polling, or a webhook (``--webhook`` / WEBHOOK_URL)."""
     setup_logging(settings.log_level, settings.log_format, token)
     app = build_application(settings, bank, token)
-    asyncio.run(_serve(app, settings, webhook=webhook or settings.webhook_url is not None))
+    asyncio.run(serve(app, settings, webhook=webhook or settings.webhook_url is not None))
 
 
-async def _serve(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, *, webhook: bool) -> None:
+async def serve(
+    app: Application[Any, Any, Any, Any, Any, Any],
+    settings: Settings,
+    *,
+    webhook: bool,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve until ``stop`` is set; without one, until SIGTERM or SIGINT."""
     services: Services = app.bot_data["services"]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
     server: WebServer | None = None
-    await _initialize(app)
+    if not await _initialize(app, stop):
+        log.info("stopped before start-up finished")
+        await _post_shutdown(app)
+        return
     await _post_init(app)
     await app.start()
     try:
@@ -382,14 +405,17 @@ async def _serve(app: Application[Any, Any, Any, Any, Any, Any], settings: Setti
         log.info("stopped")
 
 
-async def _initialize(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    """Initialize, retrying while Telegram (or the network) is unreachable at start."""
+async def _initialize(app: Application[Any, Any, Any, Any, Any, Any], stop: asyncio.Event) -> bool:
+    """Initialize, retrying while Telegram (or the network) is unreachable at start. Returns False
+    when asked to stop meanwhile (SIGTERM / Ctrl-C during the retries exit at once)."""
     delay = 1.0
-    while True:
+    while not stop.is_set():
         try:
             await app.initialize()
-            return
+            return True
         except (NetworkError, TimedOut) as exc:
             log.warning("cannot reach the Bot API (%s); retrying in %.0f s", exc, delay)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
             delay = min(delay * 2, 30.0)
+    return False
