@@ -82,9 +82,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
-    from bot.db.engine import migrate_sync
+    from bot.db.engine import DATABASE_ERRORS, database_problem, migrate_sync
 
-    migrate_sync(settings.database_url)
+    try:
+        migrate_sync(settings.database_url)
+    except DATABASE_ERRORS as exc:
+        raise SettingsError(database_problem(exc, settings.database_url)) from None
     print("database is up to date")
     return 0
 

@@ -10,30 +10,46 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 _TOKEN_RE = re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{20,}\b")
 
 
 class RedactTokenFilter(logging.Filter):
-    """Replace the bot token (and anything shaped like one) in the formatted message."""
+    """Replace the bot token (and anything shaped like one) and the other secrets (the webhook
+    secret, API keys) in the formatted message and in tracebacks."""
 
-    def __init__(self, token: str | None = None) -> None:
+    def __init__(self, token: str | None = None, secrets: Iterable[str | None] = ()) -> None:
         super().__init__()
-        self._token = token
+        self._secrets = [s for s in (token, *(token.split(":", 1)[1:] if token else ()), *secrets) if s]
+        self._secrets.sort(key=len, reverse=True)  # the whole token before its secret part
+
+    def _clean(self, text: str) -> str:
+        text = _TOKEN_RE.sub("<token>", text)
+        for secret in self._secrets:
+            text = text.replace(secret, "<secret>")
+        return text
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        cleaned = _TOKEN_RE.sub("<token>", message)
-        if self._token:
-            cleaned = cleaned.replace(self._token, "<token>")
+        cleaned = self._clean(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
         if record.exc_info and record.exc_info[1] is not None:
-            text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = _TOKEN_RE.sub("<token>", text)
-            if self._token:
-                record.exc_text = record.exc_text.replace(self._token, "<token>")
+            record.exc_text = self._clean(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+class _NonJsonReply(logging.Filter):
+    """PTB logs an ERROR with a traceback when the Bot API URL answers something that is not JSON
+    (a wrong TELEGRAM_API_URL: "404: Not Found"); the start-up error that follows says it in one
+    line, so keep this one short: a warning without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Can not load invalid JSON data"):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
         return True
 
 
@@ -54,9 +70,11 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data, ensure_ascii=False)
 
 
-def setup_logging(level: str = "INFO", fmt: str = "text", token: str | None = None) -> None:
+def setup_logging(
+    level: str = "INFO", fmt: str = "text", token: str | None = None, secrets: Iterable[str | None] = ()
+) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(RedactTokenFilter(token))
+    handler.addFilter(RedactTokenFilter(token, secrets))
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
@@ -69,3 +87,8 @@ def setup_logging(level: str = "INFO", fmt: str = "text", token: str | None = No
     for noisy in ("httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("aiosqlite").setLevel(logging.INFO)  # at DEBUG it logs every cursor call
+    logging.getLogger("pymorphy3").setLevel(logging.WARNING)  # "Loading dictionaries ..." at start
+    ptb_request = logging.getLogger("telegram.request.BaseRequest")
+    if not any(isinstance(f, _NonJsonReply) for f in ptb_request.filters):
+        ptb_request.addFilter(_NonJsonReply())

@@ -9,15 +9,18 @@ PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -29,6 +32,20 @@ from bot.config import async_database_url
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+MIGRATION_LOCK_KEY = 0x1B07_5EED  # pg_advisory_xact_lock key held while migrating
+
+# What a database that cannot be reached, opened or written raises (at start-up: one line, exit 2)
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (SQLAlchemyError, OSError)
+
+
+def database_problem(exc: BaseException, url: str) -> str:
+    """One line naming the setting and the cause, without the URL (it may hold a password)."""
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text_ = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    password = urlsplit(url.replace("+asyncpg", "").replace("+aiosqlite", "")).password
+    if password:
+        text_ = text_.replace(password, "***")
+    return f"DATABASE_URL: cannot use the database ({text_[:200]})"
 
 
 def _setup_sqlite(engine: AsyncEngine) -> None:
@@ -53,7 +70,8 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # if it cannot be made, connecting says so (one line)
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, **kwargs)
         _setup_sqlite(engine)
         return engine
@@ -74,6 +92,7 @@ class Database:
         self.engine = make_engine(self.url, **engine_kwargs)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
         writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
+        self._writer = writer
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(writer, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -93,13 +112,22 @@ class Database:
             yield session
 
     async def migrate(self) -> None:
-        """Apply Alembic migrations up to head (run at start-up)."""
-        async with self.engine.begin() as conn:
-            await conn.run_sync(_upgrade)
+        """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock
+        makes instances that start together migrate one after another."""
+        try:
+            async with self._writer.begin() as conn:
+                if not self.is_sqlite:
+                    await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                await conn.run_sync(_upgrade)
+                # a real (unchanging) write: a database that cannot be written fails here, at start
+                await conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
+        except DATABASE_ERRORS:
+            # aiosqlite stops a connection that failed to open on its worker thread, which reports
+            # back to this loop: let it, or it prints a traceback once the loop is closed.
+            await asyncio.sleep(0.1)
+            raise
 
     async def ping(self) -> bool:
-        from sqlalchemy import text
-
         try:
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))

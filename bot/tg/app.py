@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import BadRequest, Forbidden, NetworkError, TimedOut
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -36,7 +36,13 @@ from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings, SettingsError
 from bot.db import repo
-from bot.db.engine import Database, acquire_sender_lock, release_sender_lock
+from bot.db.engine import (
+    DATABASE_ERRORS,
+    Database,
+    acquire_sender_lock,
+    database_problem,
+    release_sender_lock,
+)
 from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
@@ -273,7 +279,6 @@ def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Serv
 
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     services: Services = app.bot_data["services"]
-    await services.db.migrate()
     _start_pushes(app, services)
     default = services.settings.default_language
     for scope, names in start.command_menus():  # localized per scope: private, groups, group admins
@@ -334,7 +339,8 @@ def build_application(
 
 def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False) -> None:
     """Run until SIGTERM/SIGINT: long polling, or a webhook (``--webhook`` / WEBHOOK_URL)."""
-    setup_logging(settings.log_level, settings.log_format, token)
+    secrets = (settings.webhook_secret, settings.llm_api_key)
+    setup_logging(settings.log_level, settings.log_format, token, [s.get_secret_value() for s in secrets if s])
     app = build_application(settings, bank, token)
     asyncio.run(serve(app, settings, webhook=webhook or settings.webhook_url is not None))
 
@@ -354,7 +360,24 @@ async def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
     server: WebServer | None = None
-    if not await _initialize(app, stop):
+    if webhook and not settings.webhook_url:
+        raise SettingsError("WEBHOOK_URL: required for --webhook (the public https URL Telegram calls)")
+    if webhook and not settings.webhook_secret:
+        raise SettingsError(
+            "WEBHOOK_SECRET: required in webhook mode (1-256 characters A-Z a-z 0-9 _ -); "
+            "without it anyone who finds the URL can post updates"
+        )
+    try:
+        await services.db.migrate()
+    except DATABASE_ERRORS as exc:
+        await services.db.close()
+        raise SettingsError(database_problem(exc, settings.database_url)) from None
+    try:
+        initialized = await _initialize(app, stop)
+    except InvalidToken as exc:
+        await _post_shutdown(app)
+        raise SettingsError(_rejected(exc)) from None
+    if not initialized:
         log.info("stopped before start-up finished")
         await _post_shutdown(app)
         return
@@ -362,9 +385,8 @@ async def serve(
     await app.start()
     try:
         if webhook:
-            if not settings.webhook_url:
-                raise SettingsError("WEBHOOK_URL: required for --webhook (the public https URL Telegram calls)")
-            secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+            assert settings.webhook_url is not None and settings.webhook_secret is not None
+            secret = settings.webhook_secret.get_secret_value()
             path = urlsplit(settings.webhook_url).path or "/"
             server = WebServer(
                 app,
@@ -388,7 +410,10 @@ async def serve(
                 await server.start()
             assert app.updater is not None
             await app.updater.start_polling(
-                allowed_updates=Update.ALL_TYPES, bootstrap_retries=-1, timeout=int(settings.poll_timeout)
+                allowed_updates=Update.ALL_TYPES,
+                bootstrap_retries=-1,
+                timeout=int(settings.poll_timeout),
+                error_callback=_polling_error,
             )
             log.info("long polling started")
         await stop.wait()
@@ -403,6 +428,19 @@ async def serve(
         await app.shutdown()
         await _post_shutdown(app)
         log.info("stopped")
+
+
+def _polling_error(error: TelegramError) -> None:
+    """Telegram unreachable mid-run: one line per retry (PTB retries with its own backoff)."""
+    log.warning("getUpdates failed (%s: %s); retrying", type(error).__name__, str(error)[:200])
+
+
+def _rejected(exc: InvalidToken) -> str:
+    """One line for a token (or API URL) the Bot API refuses; PTB's message carries the token."""
+    text = str(exc.__cause__ or exc).lower()  # the server's own description, without the token
+    if "not found" in text or "404" in text:
+        return "BOT_TOKEN or TELEGRAM_API_URL: the Bot API answered 404 Not Found (check both)"
+    return "BOT_TOKEN: rejected by the Bot API (401 Unauthorized)"
 
 
 async def _initialize(app: Application[Any, Any, Any, Any, Any, Any], stop: asyncio.Event) -> bool:
