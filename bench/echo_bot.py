@@ -4,7 +4,7 @@ Settings (the honest PTB counterpart of bot/tg/app.py:build_application): same t
 ``base_url``/``base_file_url`` (``TELEGRAM_API_URL``), ApplicationBuilder's default HTTPXRequest
 (connection pool 256, get_updates pool 1), long polling with PTB's defaults (timeout 10 s,
 poll_interval 0) and ``allowed_updates=Update.ALL_TYPES`` as ours, ``concurrent_updates(64)``
-(PTB's SimpleUpdateProcessor, the same concurrency as our PerChatUpdateProcessor(64)), no rate
+(PTB's SimpleUpdateProcessor, the same concurrency as our FairUpdateProcessor(64)), no rate
 limiter unless ``--rate-limiter`` (then AIORateLimiter with our settings), no persistence, no job
 queue work, logging at WARNING. One MessageHandler(TEXT) that replies with the text; a
 CallbackQueryHandler answers button presses.

@@ -14,11 +14,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
-from sqlalchemy.exc import SQLAlchemyError
 from telegram import Update
 from telegram.ext import Application
 
-from bot.db import repo
+from bot.db.engine import DATABASE_ERRORS
 from bot.tg.context import Services
 
 log = logging.getLogger(__name__)
@@ -79,12 +78,13 @@ class WebServer:
             return web.Response(status=400)
         if update is None:
             return web.Response(status=400)
+        inbox = self.services.inbox
+        assert inbox is not None
         try:
-            async with self.services.db.write() as session:
-                fresh = await repo.claim_update(session, update.update_id)
-        except SQLAlchemyError:
-            log.exception("database unavailable while taking update %s", update.update_id)
-            return web.Response(status=503)
+            fresh = await inbox.take([update])  # stored before the 200: a crash loses nothing
+        except DATABASE_ERRORS as exc:
+            log.warning("database unavailable while taking update %s (%s)", update.update_id, type(exc).__name__)
+            return web.Response(status=503)  # Telegram delivers it again later
         if not fresh:
             if self.services.metrics is not None:
                 self.services.metrics.duplicates.inc()

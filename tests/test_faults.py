@@ -146,3 +146,59 @@ def test_database_outage_30s(fake: FakeTelegram, postgres: Any, tmp_path: Path) 
         bot.stop()
     assert "Ответ после аварии" in str(pg_rows(url, "select text from answers"))
     assert "Ответ во время аварии" not in str(pg_rows(url, "select text from answers"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_kill_9_with_240_queued_answers_loses_none(
+    fake: FakeTelegram, tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    env = {}
+    if backend == "postgresql":
+        env["DATABASE_URL"] = request.getfixturevalue("postgres").create_db("inbox_kill")
+    bot = BotProcess(fake, tmp_path, env=env).start()
+    users = [fake.user(8_000_000 + i) for i in range(20)]
+    sent: list[tuple[int, int]] = []
+    try:
+        for user in users:
+            user.send("/q 463")
+        for user in users:
+            user.expect(timeout=30)
+            user.mark()
+        for k in range(12):  # 240 answers queued at once
+            for n, user in enumerate(users):
+                message_id = user.send(f"Ответ {n}.{k}: активации пересчитываются в backward, экономим память")
+                sent.append((user.id, message_id))
+        fake.wait_for(lambda: sum(acks(fake, users).values()) >= 30, 60, "the first answers handled")
+        bot.kill()
+        at_kill = sum(acks(fake, users).values())
+        bot.start()
+        fake.wait_for(lambda: all(acks(fake, users)[u.id] >= 12 for u in users), 120, "every answer acknowledged")
+        time.sleep(1)
+    finally:
+        bot.stop()
+    stored = answers(bot, backend, request)
+    got = acks(fake, users)
+    duplicates = sum(got.values()) - 240
+    print(f"\nkill -9 after {at_kill} of 240 acks: stored {len(stored)} ({len(set(stored))} distinct), "
+          f"acknowledged {sum(got.values())}")  # fmt: skip
+    assert sorted(stored) == sorted(sent)  # every answer stored, once
+    assert all(got[u.id] >= 12 for u in users)  # every answer acknowledged
+    assert duplicates <= 20  # only the answers in flight at the kill (one per chat) may be acknowledged twice
+
+
+def acks(fake: FakeTelegram, users: list[Any]) -> Counter[int]:
+    """«💾 … сохранён» replies (the answer was stored) per chat."""
+    ids = {u.id for u in users}
+    return Counter(
+        m.chat_id for m in fake.messages() if m.chat_id in ids and m.text.startswith("💾") and "сохранён" in m.text
+    )
+
+
+def answers(bot: BotProcess, backend: str, request: pytest.FixtureRequest) -> list[tuple[int, int]]:
+    sql = "select chat_id, message_id from answers"
+    if backend == "postgresql":
+        from tests.pg import pg_rows
+
+        return [(int(c), int(m)) for c, m in pg_rows(bot.env["DATABASE_URL"], sql)]
+    return [(int(c), int(m)) for c, m in query(bot.db_url, sql)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,10 @@ class Database:
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(writer, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # Runs at the end of every write transaction, in it (the inbox adds its "done" marks there,
+        # so they cost no transaction of their own); returns how to undo its bookkeeping if the
+        # transaction fails.
+        self.piggyback: Callable[[AsyncSession], Awaitable[Callable[[], None] | None]] | None = None
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -104,12 +108,17 @@ class Database:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
-        if self._write_lock is None:
-            async with self._write() as session, session.begin():
-                yield session
-            return
-        async with self._write_lock, self._write() as session, session.begin():
-            yield session
+        async with self._write_lock or contextlib.nullcontext(), self._write() as session:
+            undo: Callable[[], None] | None = None
+            try:
+                async with session.begin():
+                    yield session
+                    if self.piggyback is not None:
+                        undo = await self.piggyback(session)
+            except BaseException:
+                if undo is not None:
+                    undo()
+                raise
 
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock

@@ -280,13 +280,19 @@ class PollAnswer(Base):
     __table_args__ = (Index("ix_poll_answers_chat", "chat_id", "answered_at"),)
 
 
-class ProcessedUpdate(Base):
-    """Update ids already taken (webhook mode), so a redelivered update is handled once."""
+class InboxUpdate(Base):
+    """Every update, stored (raw JSON) before Telegram is told it arrived and kept until handled:
+    a crash loses none, a redelivered update is handled once. ``payload`` is cleared once done."""
 
-    __tablename__ = "processed_updates"
+    __tablename__ = "inbox"
 
     update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[str | None] = mapped_column(Text)
+    host: Mapped[str | None] = mapped_column(String(64))  # the instance that took it
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_inbox_pending", "done_at", "received_at"),)
 
 
 class LLMGrade(Base):

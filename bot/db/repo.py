@@ -18,9 +18,9 @@ from bot.db.models import (
     Chat,
     ChatSeen,
     Delivery,
+    InboxUpdate,
     Poll,
     PollAnswer,
-    ProcessedUpdate,
     Reveal,
     User,
     utcnow,
@@ -165,6 +165,16 @@ async def get_ask(session: AsyncSession, ask_id: int) -> Ask | None:
     return await session.get(Ask, ask_id)
 
 
+async def answer_to_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
+    """The answer stored from this message (not from an edit of it), if any."""
+    result = await session.execute(
+        select(Answer)
+        .where(Answer.chat_id == chat_id, Answer.message_id == message_id, Answer.edited.is_(False))
+        .limit(1)
+    )
+    return result.scalar_one_or_none()
+
+
 async def add_answer(
     session: AsyncSession,
     *,
@@ -253,12 +263,8 @@ async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
     await session.delete(old)
 
 
-async def claim_update(session: AsyncSession, update_id: int) -> bool:
-    """True the first time an update id is seen (by any instance sharing the database)."""
-    ins = _insert(session)(ProcessedUpdate).values(update_id=update_id, received_at=utcnow())
-    result = await session.execute(ins.on_conflict_do_nothing(index_elements=[ProcessedUpdate.update_id]))
-    return bool(result.rowcount)  # type: ignore[attr-defined]
-
-
 async def prune_updates(session: AsyncSession, older_than: datetime) -> None:
-    await session.execute(delete(ProcessedUpdate).where(ProcessedUpdate.received_at < older_than))
+    """Forget handled inbox rows older than ``older_than`` (pending ones stay)."""
+    await session.execute(
+        delete(InboxUpdate).where(InboxUpdate.done_at.is_not(None), InboxUpdate.received_at < older_than)
+    )

@@ -38,6 +38,10 @@ async def record_answer(
     now: datetime,
 ) -> Recorded:
     async with db.write() as session:
+        if message_id is not None:  # the same message handled again (after a crash): stored once
+            stored = await repo.answer_to_message(session, chat_id, message_id)
+            if stored is not None:
+                return Recorded(stored, False, await practice_repo.item_for_ask(session, ask.id))
         previous = await repo.latest_answer(session, user_id, question_id)
         again = previous is not None and previous.ask_id == ask.id
         answer = await repo.add_answer(

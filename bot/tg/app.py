@@ -8,8 +8,10 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections import OrderedDict
+import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,7 +45,7 @@ from bot.db.engine import (
     database_problem,
     release_sender_lock,
 )
-from bot.i18n import t
+from bot.i18n import language_from_telegram, t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
@@ -52,6 +54,7 @@ from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
+from bot.tg.inbox import Inbox
 from bot.tg.ratelimit import BotRateLimiter
 from bot.web import WebServer
 
@@ -113,40 +116,155 @@ COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, No
 ]
 
 
-class PerChatUpdateProcessor(BaseUpdateProcessor):
+@dataclass
+class _ChatLine:
+    """One chat's place in the processor: its order lock and what waits behind it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: int = 0
+    queued: Counter[tuple[int, str]] = field(default_factory=Counter)  # commands and buttons waiting
+    warned_at: float = -1e9
+
+
+class FairUpdateProcessor(BaseUpdateProcessor):
     """Updates run concurrently across chats but in order within one chat, so an answer is never
-    handled before the question it answers has been recorded."""
+    handled before the question it answers has been recorded. A chat waits in its own line: an
+    update takes one of the ``max_active`` processing slots only when its chat's turn has come, so
+    a busy group waiting for its send budget holds one slot, not all of them.
 
-    def __init__(self, max_concurrent_updates: int = 64) -> None:
-        super().__init__(max_concurrent_updates)
-        self._locks: OrderedDict[int, asyncio.Lock] = OrderedDict()
+    A flood is handled at the chat's pace and bounded: a command or button press that is already
+    waiting in its chat's line from the same user is dropped (100 × /help gives one answer), and
+    beyond ``backlog`` waiting updates a chat's commands and presses are dropped, with one notice
+    per minute (``on_overflow``). Text messages (answers) are never dropped."""
 
-    def _lock_for(self, update: object) -> asyncio.Lock | None:
-        if not isinstance(update, Update) or update.effective_chat is None:
+    def __init__(
+        self,
+        max_active: int = 64,
+        *,
+        backlog: int = 30,
+        on_overflow: Callable[[Update], Coroutine[Any, Any, None]] | None = None,
+    ) -> None:
+        super().__init__(1_000_000)  # PTB's own semaphore is taken before the chat's turn: unbounded
+        self._slots = asyncio.Semaphore(max_active)
+        self._lines: dict[int, _ChatLine] = {}
+        self.backlog = backlog
+        self.on_overflow = on_overflow
+        self.on_done: Callable[[Update], None] | None = None  # the inbox marks the update handled
+        self.dropped = 0
+        self.stopping = False  # set at shutdown: what still waits stays in the inbox for next time
+        self._running: set[asyncio.Task[Any]] = set()
+
+    @staticmethod
+    def _signature(update: Update) -> tuple[int, str] | None:
+        """What makes two waiting updates the same request: a command's text or a button's data
+        from one user. None for anything else (answers are never coalesced)."""
+        user = update.effective_user
+        if user is None:
             return None
-        key = update.effective_chat.id
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-            if len(self._locks) > 10_000:
-                for old in list(self._locks)[:1000]:
-                    if not self._locks[old].locked():
-                        del self._locks[old]
-        return lock
+        if update.callback_query is not None:
+            return (user.id, "cb:" + (update.callback_query.data or ""))
+        message = update.message
+        if message is not None and message.text and message.text.startswith("/"):
+            return (user.id, message.text.strip())
+        return None
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        lock = self._lock_for(update)
-        if lock is None:
-            await coroutine
+        chat = update.effective_chat if isinstance(update, Update) else None
+        if chat is None:
+            async with self._slots:
+                await self._run(update, coroutine)
             return
-        async with lock:
+        assert isinstance(update, Update)
+        line = self._lines.get(chat.id)
+        if line is None:
+            line = self._lines[chat.id] = _ChatLine()
+        signature = self._signature(update)
+        if signature is not None and (line.queued[signature] or line.waiting >= self.backlog):
+            self._drop(update, coroutine, line, notify=line.waiting >= self.backlog)
+            return
+        line.waiting += 1
+        if signature is not None:
+            line.queued[signature] += 1
+        try:
+            async with line.lock:
+                line.waiting -= 1
+                if signature is not None:
+                    line.queued[signature] -= 1
+                    if not line.queued[signature]:
+                        del line.queued[signature]
+                async with self._slots:
+                    await self._run(update, coroutine)
+        finally:
+            if not line.waiting and not line.lock.locked() and self._lines.get(chat.id) is line:
+                del self._lines[chat.id]
+
+    async def _run(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self.stopping:  # not handled now: the inbox keeps it for the next start
+            if asyncio.iscoroutine(coroutine):
+                coroutine.close()
+            return
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
+        try:
             await coroutine
+        except asyncio.CancelledError:  # cut off at shutdown: handled again after the restart
+            raise
+        except BaseException:
+            self._mark_done(update)
+            raise
+        else:
+            self._mark_done(update)
+        finally:
+            self._running.discard(task)
+
+    def _mark_done(self, update: object) -> None:
+        if self.on_done is not None and isinstance(update, Update):
+            self.on_done(update)
+
+    async def drain(self, grace: float) -> None:
+        """Stop starting updates; give those in flight ``grace`` seconds, then cancel them (a
+        handler waiting for a group's send budget could otherwise hold the shutdown for a minute).
+        Whatever did not finish is handled again from the inbox after the restart."""
+        self.stopping = True
+        if self._running:
+            await asyncio.wait(list(self._running), timeout=grace)
+        for task in list(self._running):
+            task.cancel()
+
+    def _drop(self, update: Update, coroutine: Awaitable[Any], line: _ChatLine, *, notify: bool) -> None:
+        if asyncio.iscoroutine(coroutine):
+            coroutine.close()
+        self._mark_done(update)
+        self.dropped += 1
+        now = time.monotonic()
+        if notify and self.on_overflow is not None and now - line.warned_at > 60:
+            line.warned_at = now
+            task = asyncio.get_running_loop().create_task(self.on_overflow(update))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
 
     async def initialize(self) -> None:
         return None
 
     async def shutdown(self) -> None:
         return None
+
+
+_background: set[asyncio.Task[None]] = set()
+STOP_GRACE_SECONDS = 5.0  # handlers in flight at shutdown get this long before they are cut off
+
+
+async def _tell_flood(update: Update, bot: Any, default: str) -> None:
+    chat = update.effective_chat
+    if chat is None:
+        return
+    user = update.effective_user
+    lang = language_from_telegram(user.language_code if user else None, default)
+    try:
+        await bot.send_message(chat.id, t(lang, "flood"))
+    except TelegramError as exc:
+        log.info("could not send the flood notice to chat %s: %s", chat.id, exc)
 
 
 async def on_callback(update: Update, context: Ctx) -> None:
@@ -319,9 +437,11 @@ def build_application(
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
         .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
-        .concurrent_updates(PerChatUpdateProcessor())
+        .concurrent_updates(processor := FairUpdateProcessor())
+        .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed
         .build()
     )
+    processor.on_overflow = lambda update: _tell_flood(update, app.bot, settings.default_language)
     database = db or Database(settings.database_url)
     services = Services(
         settings=settings,
@@ -332,6 +452,8 @@ def build_application(
     )
     if clock is not None:
         services.clock = clock
+    services.inbox = Inbox(app, database, services.clock)
+    processor.on_done = lambda update: services.inbox.done(update.update_id)  # type: ignore[union-attr]
     app.bot_data["services"] = services
     register_handlers(app)
     return app
@@ -383,6 +505,11 @@ async def serve(
         return
     await _post_init(app)
     await app.start()
+    inbox = services.inbox
+    assert inbox is not None
+    inbox.start()
+    await inbox.replay()
+    polling: asyncio.Task[None] | None = None
     try:
         if webhook:
             assert settings.webhook_url is not None and settings.webhook_secret is not None
@@ -408,31 +535,31 @@ async def serve(
             if settings.metrics_port:
                 server = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
                 await server.start()
-            assert app.updater is not None
-            await app.updater.start_polling(
-                allowed_updates=Update.ALL_TYPES,
-                bootstrap_retries=-1,
-                timeout=int(settings.poll_timeout),
-                error_callback=_polling_error,
-            )
+            polling = asyncio.create_task(inbox.poll(wait=int(settings.poll_timeout)), name="polling")
             log.info("long polling started")
-        await stop.wait()
+        stopped = asyncio.create_task(stop.wait())
+        waits: set[asyncio.Future[Any]] = {stopped, *([polling] if polling else [])}
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if polling is not None and polling.done() and not polling.cancelled() and polling.exception():
+            stopped.cancel()
+            raise polling.exception()  # type: ignore[misc]
         log.info("stopping: no new updates; finishing work in flight")
     finally:
-        if app.updater is not None and app.updater.running:
-            await app.updater.stop()
+        if polling is not None and not polling.done():
+            polling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await polling
         if server is not None:
             await server.stop()
-        await app.stop()  # handles updates already taken, stops the job queue
+        processor = app.update_processor
+        if isinstance(processor, FairUpdateProcessor):
+            await processor.drain(grace=STOP_GRACE_SECONDS)
+        await app.stop()  # lets the handlers in flight finish, stops the job queue
+        await inbox.close()  # the last done marks
         await _post_stop(app)  # finishes sends in flight, releases unsent claims
         await app.shutdown()
         await _post_shutdown(app)
         log.info("stopped")
-
-
-def _polling_error(error: TelegramError) -> None:
-    """Telegram unreachable mid-run: one line per retry (PTB retries with its own backoff)."""
-    log.warning("getUpdates failed (%s: %s); retrying", type(error).__name__, str(error)[:200])
 
 
 def _rejected(exc: InvalidToken) -> str:

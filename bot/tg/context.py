@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.db.models import Chat, User
     from bot.metrics import Metrics
     from bot.push.sender import PushService
+    from bot.tg.inbox import Inbox
 
 
 def _utcnow() -> datetime:
@@ -38,6 +39,7 @@ class Services:
     push: PushService | None = None
     metrics: Metrics | None = None
     grader: KeywordGrader = field(default_factory=KeywordGrader)
+    inbox: Inbox | None = None
 
     @property
     def catalog(self) -> Catalog:

@@ -1,0 +1,54 @@
+"""The inbox: raw updates stored before they are confirmed to Telegram, marked done once handled."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import InboxUpdate
+from bot.db.repo import _insert
+
+
+async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: str, now: datetime) -> set[int]:
+    """Insert ``(update_id, raw JSON)`` rows; returns the ids seen for the first time (by any
+    instance sharing the database). An id taken before is left alone: a redelivery."""
+    if not rows:
+        return set()
+    values = [
+        {"update_id": update_id, "payload": payload, "host": host[:64], "received_at": now}
+        for update_id, payload in rows
+    ]
+    ins = _insert(session)(InboxUpdate).values(values)
+    ins = ins.on_conflict_do_nothing(index_elements=[InboxUpdate.update_id]).returning(InboxUpdate.update_id)
+    return set((await session.execute(ins)).scalars().all())
+
+
+async def mark_done(session: AsyncSession, update_ids: Iterable[int], now: datetime) -> None:
+    ids = sorted(set(update_ids))
+    for start in range(0, len(ids), 500):
+        await session.execute(
+            update(InboxUpdate)
+            .where(InboxUpdate.update_id.in_(ids[start : start + 500]), InboxUpdate.done_at.is_(None))
+            .values(done_at=now, payload=None)
+        )
+
+
+async def pending(
+    session: AsyncSession, *, host: str, orphaned_before: datetime, limit: int = 5000
+) -> list[tuple[int, str]]:
+    """Updates taken but not handled: this host's (it stopped or crashed before handling them),
+    and any instance's that have waited since ``orphaned_before`` (that instance is gone)."""
+    rows = await session.execute(
+        select(InboxUpdate.update_id, InboxUpdate.payload)
+        .where(
+            InboxUpdate.done_at.is_(None),
+            InboxUpdate.payload.is_not(None),
+            or_(InboxUpdate.host == host[:64], InboxUpdate.received_at < orphaned_before),
+        )
+        .order_by(InboxUpdate.update_id)
+        .limit(limit)
+    )
+    return [(int(update_id), str(payload)) for update_id, payload in rows]
