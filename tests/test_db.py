@@ -83,3 +83,50 @@ async def test_concurrent_writers_do_not_lose_answers(db_url: str) -> None:
         seen = (await s.execute(select(func.sum(ChatSeen.count)))).scalar_one()
     assert (count, seen) == (250, 250)
     await db.close()
+
+
+async def _group_with_history(db: Database, chat_id: int, *, seen: int, settings: bool) -> None:
+    from datetime import date
+
+    from bot.db.models import Delivery, Interview
+
+    async with db.write() as s:
+        await repo.upsert_user(s, repo.UserInfo(41, "Anna"))
+        await repo.upsert_chat(s, repo.ChatInfo(chat_id, "group" if chat_id > -(10**12) else "supergroup", "Study"))
+        if settings:
+            await repo.set_chat_fields(
+                s, chat_id, language="en", timezone="Europe/Berlin", push_enabled=True, push_minute=570
+            )
+            s.add(Interview(user_id=41, chat_id=chat_id, status="open", topics="lora", size=5))
+        for _ in range(seen):
+            await repo.record_ask(s, chat_id, "q463", user_id=41, source="q", message_id=None)
+        s.add(Delivery(chat_id=chat_id, local_date=date(2026, 12, 1), due_at=repo.utcnow(), status="sent"))
+
+
+@pytest.mark.parametrize("new_first", [False, True], ids=["old-group-first", "supergroup-first"])
+async def test_a_group_that_becomes_a_supergroup_keeps_everything(db_url: str, new_first: bool) -> None:
+    from bot.db.models import Ask, Chat, Delivery, Interview
+
+    db = await _db(db_url)
+    old, new = -4001, -1_000_000_004_001
+    await _group_with_history(db, old, seen=2, settings=True)
+    if new_first:  # the supergroup's service message came first: its row has defaults and asks
+        await _group_with_history(db, new, seen=1, settings=False)
+    for _ in range(2):  # both service messages: the second finds nothing left to move
+        async with db.write() as s:
+            await repo.migrate_chat(s, old, new)
+    async with db.read() as s:
+        assert await s.get(Chat, old) is None
+        chat = await s.get(Chat, new)
+        assert chat is not None
+        assert (chat.language, chat.timezone, chat.push_enabled, chat.push_minute) == ("en", "Europe/Berlin", True, 570)
+        assert await repo.seen_counts(s, new) == {"q463": 3 if new_first else 2}
+        asks = await s.scalar(select(func.count()).select_from(Ask).where(Ask.chat_id == new))
+        assert asks == (3 if new_first else 2)
+        deliveries = await s.scalar(select(func.count()).select_from(Delivery).where(Delivery.chat_id == new))
+        assert deliveries == 1  # one per date
+        interview = await s.scalar(select(Interview.chat_id).where(Interview.status == "open"))
+        assert interview == new
+        left = await s.scalar(select(func.count()).select_from(Ask).where(Ask.chat_id == old))
+        assert left == 0
+    await db.close()

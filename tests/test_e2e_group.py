@@ -64,3 +64,36 @@ def test_commands_for_other_bots_are_ignored(fake: FakeTelegram, bot: BotProcess
     user.send(f"/weather@{BOT_USERNAME}")
     (msg,) = user.expect()
     assert "Не знаю команду /weather" in msg.text
+
+
+@pytest.mark.parametrize("supergroup_first", [True, False], ids=["supergroup-message-first", "old-group-first"])
+def test_a_group_that_becomes_a_supergroup_keeps_its_settings(
+    fake: FakeTelegram, bot: BotProcess, supergroup_first: bool
+) -> None:
+    import time
+
+    old_id = -7100 - int(supergroup_first)
+    new_id = -1_000_000_000_000 + old_id
+    chat = fake.group(old_id, admins={7101})
+    admin = fake.user(7101, "Admin").in_chat(chat)
+    admin.send(f"/daily@{BOT_USERNAME} 09:30 Europe/Berlin")
+    admin.expect()
+    admin.send(f"/lang@{BOT_USERNAME} en")
+    admin.expect()
+    fake.migrate(old_id, new_id)
+
+    def service(chat_id: int, **field: int) -> dict[str, object]:
+        info = fake.chats[chat_id].as_dict()
+        return {"message": {"message_id": fake.new_message_id(chat_id), "date": int(time.time()),
+                            "chat": info, "from": admin.as_dict(), **field}}  # fmt: skip
+
+    updates = [service(new_id, migrate_from_chat_id=old_id), service(old_id, migrate_to_chat_id=new_id)]
+    for update in updates if supergroup_first else updates[::-1]:
+        fake.push_update(update)
+    moved = fake.user(7101, "Admin").in_chat(fake.chats[new_id])
+    time.sleep(0.5)
+    moved.send(f"/daily@{BOT_USERNAME}")
+    (view,) = moved.expect()
+    assert "09:30" in view.text and "Europe/Berlin" in view.text
+    assert "Daily question: on" in view.text  # in English: the group's language moved too
+    assert bot.rows("select count(*) from chats where id = ?", old_id) == [(0,)]

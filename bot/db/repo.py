@@ -19,6 +19,7 @@ from bot.db.models import (
     ChatSeen,
     Delivery,
     InboxUpdate,
+    Interview,
     Poll,
     PollAnswer,
     Reveal,
@@ -248,17 +249,63 @@ async def set_user_fields(session: AsyncSession, user_id: int, **values: object)
     await session.execute(update(User).where(User.id == user_id).values(**values))
 
 
+# A chat's own settings (what /daily, /lang and /topics set), moved to the supergroup
+_CHAT_SETTINGS = (
+    "language", "timezone", "topic_filter", "push_enabled", "push_minute", "push_weekdays_only",
+    "push_kind", "reveal_minute", "next_push_at", "next_push_date", "push_stopped_reason",
+)  # fmt: skip
+
+
 async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
-    """A group became a supergroup: move the chat, its settings and its history to the new id."""
+    """A group became a supergroup: move its settings and history to the new id.
+
+    Idempotent and order-independent: Telegram sends a service message to each id, and either may
+    be handled first (the new id may already have a chat row made with defaults, and asks or seen
+    counts of its own). The old group's settings win over such defaults; seen counts add up; a
+    daily push stays one per date; open interviews move with everything else."""
+    if old_id == new_id:
+        return
     old = await session.get(Chat, old_id)
     if old is None:
-        return
-    if await session.get(Chat, new_id) is None:
+        return  # moved already
+    new = await session.get(Chat, new_id)
+    if new is None:
         columns = {c.key: getattr(old, c.key) for c in Chat.__table__.columns if c.key != "id"}
-        columns["type"] = "supergroup"
-        session.add(Chat(id=new_id, **columns))
+        session.add(Chat(**{**columns, "id": new_id, "type": "supergroup"}))
         await session.flush()
-    for model in (Ask, ChatSeen, Delivery, Answer, Reveal, Poll, PollAnswer):
+    else:
+        for key in _CHAT_SETTINGS:
+            setattr(new, key, getattr(old, key))
+        new.created_at = min(new.created_at, old.created_at)
+        new.pending_ask_id = new.pending_ask_id or old.pending_ask_id
+        await session.flush()
+    # seen counts: add the old group's to the new one's
+    old_seen = dict(
+        (await session.execute(select(ChatSeen.question_id, ChatSeen.count).where(ChatSeen.chat_id == old_id))).all()
+    )
+    if old_seen:
+        new_seen = dict(
+            (
+                await session.execute(
+                    select(ChatSeen.question_id, ChatSeen.count).where(
+                        ChatSeen.chat_id == new_id, ChatSeen.question_id.in_(old_seen)
+                    )
+                )
+            ).all()
+        )
+        for question_id, count in new_seen.items():
+            await session.execute(
+                update(ChatSeen)
+                .where(ChatSeen.chat_id == new_id, ChatSeen.question_id == question_id)
+                .values(count=count + old_seen[question_id])
+            )
+        await session.execute(
+            delete(ChatSeen).where(ChatSeen.chat_id == old_id, ChatSeen.question_id.in_(list(new_seen)))
+        )
+    # one delivery per chat and date: the new id's wins where both have one
+    taken = select(Delivery.local_date).where(Delivery.chat_id == new_id).scalar_subquery()
+    await session.execute(delete(Delivery).where(Delivery.chat_id == old_id, Delivery.local_date.in_(taken)))
+    for model in (ChatSeen, Delivery, Ask, Answer, Reveal, Poll, PollAnswer, Interview):
         await session.execute(update(model).where(model.chat_id == old_id).values(chat_id=new_id))
     await session.delete(old)
 

@@ -24,6 +24,7 @@ from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, Te
 from telegram.ext import (
     Application,
     ApplicationBuilder,
+    ApplicationHandlerStop,
     BaseUpdateProcessor,
     CallbackQueryHandler,
     CommandHandler,
@@ -349,12 +350,23 @@ def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 
 async def on_migrate(update: Update, context: Ctx) -> None:
+    """A group became a supergroup. Telegram tells both ids (``migrate_to_chat_id`` in the old
+    group, ``migrate_from_chat_id`` in the new supergroup), in either order: both move the same
+    way, and the second finds nothing left to move."""
     message = update.effective_message
-    if message is None or message.migrate_to_chat_id is None:
+    if message is None:
+        return
+    if message.migrate_to_chat_id is not None:
+        old_id, new_id = message.chat_id, message.migrate_to_chat_id
+    elif message.migrate_from_chat_id is not None:
+        old_id, new_id = message.migrate_from_chat_id, message.chat_id
+    else:
         return
     async with context.services.db.write() as session:
-        await repo.migrate_chat(session, message.chat_id, message.migrate_to_chat_id)
-    log.info("chat %s migrated to %s", message.chat_id, message.migrate_to_chat_id)
+        await repo.migrate_chat(session, old_id, new_id)
+    log.info("chat %s migrated to %s", old_id, new_id)
+    if message.migrate_to_chat_id is not None:
+        raise ApplicationHandlerStop  # the old id is gone: no chat row to make for it again
 
 
 async def _push_tick(context: Ctx) -> None:
