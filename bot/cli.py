@@ -93,15 +93,23 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    """Exit 0 when the running bot's /healthz says ok (for container health checks)."""
+    """Exit 0 when the running bot is healthy (the container health check): its /healthz in
+    webhook mode or with METRICS_PORT, else the polling loop's heartbeat file."""
     import json
+    import time
     import urllib.request
 
     settings = load_settings()
     port = settings.webhook_port if settings.webhook_url else settings.metrics_port
     if port is None:
-        print("no HTTP server configured (set METRICS_PORT or run with a webhook); nothing to check")
-        return 0
+        limit = max(60.0, 3 * settings.poll_timeout + 30)
+        try:
+            age = time.time() - settings.heartbeat_file.stat().st_mtime
+        except OSError:
+            print(f"unhealthy: no heartbeat at {settings.heartbeat_file} (is the bot running here?)")
+            return 1
+        print(json.dumps({"ok": age < limit, "polling_heartbeat_age_seconds": round(age, 1)}))
+        return 0 if age < limit else 1
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=4) as response:
             body = json.loads(response.read())

@@ -7,6 +7,7 @@ variable (:class:`SettingsError`), which the CLI prints before exiting with code
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -64,6 +65,8 @@ class Settings(BaseSettings):
     paid_broadcast: bool = False
 
     poll_timeout: float = Field(default=10.0, ge=0, le=50)  # long-polling wait per getUpdates
+    # touched by the polling loop on every round; `interview-bot health` checks its age
+    heartbeat_file: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) / "interview-bot.alive")
 
     # Webhook mode and monitoring
     webhook_url: str | None = None

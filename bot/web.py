@@ -24,6 +24,27 @@ log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name, not a secret
 
 
+MAX_UPDATE_ID = 2**63 - 1  # BIGINT
+
+
+def parse_update(body: bytes, bot: Any) -> Update | None:
+    """The update in a webhook body, or None when the body is not one: not JSON, not an object,
+    no integer ``update_id`` in the BIGINT range, or fields of the wrong shape."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    update_id = data.get("update_id")
+    if type(update_id) is not int or not 0 <= update_id <= MAX_UPDATE_ID:
+        return None
+    try:
+        return Update.de_json(data, bot)
+    except Exception:  # a field of the wrong shape ("message": "str") fails anywhere inside PTB
+        return None
+
+
 class WebServer:
     def __init__(
         self,
@@ -71,12 +92,9 @@ class WebServer:
                 return web.Response(status=403)
         if not self.accepting:
             return web.Response(status=503)  # Telegram retries later (maybe at another instance)
-        try:
-            data = await request.json()
-            update = Update.de_json(data, self.app.bot)
-        except (ValueError, TypeError, KeyError, json.JSONDecodeError):
-            return web.Response(status=400)
+        update = parse_update(await request.read(), self.app.bot)
         if update is None:
+            log.info("webhook body that is not an update (answered 400)")
             return web.Response(status=400)
         inbox = self.services.inbox
         assert inbox is not None

@@ -102,6 +102,10 @@ def test_webhook_checks_the_secret_and_drops_redeliveries(own_fake: FakeTelegram
         time.sleep(1.0)
         assert len(fake.messages(5151)) == 1
         assert "Команды" in fake.messages(5151)[0].text
+        for bad in ([], "abc", {"update_id": "abc"}, {"update_id": 2**63}, {"update_id": 9, "message": "str"}):
+            status, _ = http("POST", url, bad, good)  # type: ignore[arg-type]
+            assert status == 400, bad
+        assert bot.rows("select update_id from inbox order by update_id") == [(3,)]
         status, body = http("GET", f"http://127.0.0.1:{port}/healthz")
         health = json.loads(body)
         assert status == 200 and health["ok"] and health["database"] and health["bank"]["questions"] == 106
@@ -308,3 +312,17 @@ def test_json_logs_carry_no_token_and_no_message_text(own_fake: FakeTelegram, tm
     assert any(r["msg"].startswith("bot @") for r in records)
     assert "Секретный текст" not in bot.log()
     assert TOKEN not in bot.log()
+
+
+def test_malformed_webhook_bodies_are_400_and_store_nothing() -> None:
+    """The webhook's parser on the shapes that once gave 500 with a traceback (and, on SQLite,
+    stored "abc" as an update id)."""
+    from bot.web import parse_update
+
+    bodies = [b"[]", b'"str"', b"123", b"null", b"{", b"\xff\xfe", b'{"update_id": 1, "message": "str"}',
+              b'{"update_id": 9223372036854775808}', b'{"update_id": "abc"}', b'{"update_id": -1}',
+              b'{"update_id": true}', b'{"message": {}}']  # fmt: skip
+    for body in bodies:
+        assert parse_update(body, None) is None, body
+    update = parse_update(json.dumps(message_update(5, 42, "/help")).encode(), None)
+    assert update is not None and update.update_id == 5 and update.message is not None

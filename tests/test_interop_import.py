@@ -370,3 +370,14 @@ def test_an_answer_too_long_for_a_message_is_left_out_not_fatal(
     code, stdout, _ = run(capsys, "import", src, "--out", tmp_path / "rows.yaml", "--bank", "none")
     assert code == 0 and "rows.csv:2: number 'abc' is not a number, ignored" in stdout
     assert _by_text(load_bank(tmp_path / "rows.yaml"), "Что такое RAG").number is None
+
+
+def test_csv_with_an_unclosed_quote_is_refused_at_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "q.csv"
+    rows = ["topic,question,answer", "rag,Что такое RAG?,Поиск + генерация", 'rag,"Зачем reranker?,Точнее контекст']
+    rows += [f"rag,Вопрос {i}?,Ответ {i}" for i in range(5)]  # would all vanish into one cell
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code, _, stderr = run(capsys, "import", src, "--out", tmp_path / "q.yaml", "--bank", "none")
+    assert code == 1
+    assert "q.csv:3" in stderr and "never closed" in stderr
+    assert not (tmp_path / "q.yaml").exists()

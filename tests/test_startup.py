@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, BotProcess
+from tests.conftest import ROOT, BotProcess, InProcessBot
 from tests.fakebot import TOKEN, FakeTelegram
 
 SECRET = "hook-s3cret-value"
@@ -195,3 +195,20 @@ def test_telegram_lost_mid_run_is_one_warning_per_retry(tmp_path: Path) -> None:
     retries = [line for line in process.log().splitlines() if "getUpdates failed" in line]
     assert all(" WARNING " in line for line in retries)
     assert_no_secrets(process.log())
+
+
+def test_health_in_polling_mode_reads_the_heartbeat(own_fake: FakeTelegram, tmp_path: Path) -> None:
+    heartbeat = tmp_path / "alive"
+    env = {"HEARTBEAT_FILE": str(heartbeat), "TELEGRAM_API_URL": own_fake.url}
+    down = run_bot(tmp_path, env, "health")
+    assert down.returncode == 1 and "no heartbeat" in down.stdout  # no bot ran here
+    bot = InProcessBot(own_fake, tmp_path, env={"HEARTBEAT_FILE": str(heartbeat)}).start()
+    try:
+        own_fake.wait_for(heartbeat.exists, 10, "the heartbeat")
+        up = run_bot(tmp_path, env, "health")
+        assert up.returncode == 0 and '"ok": true' in up.stdout
+    finally:
+        bot.stop()
+    os.utime(heartbeat, (time.time() - 600, time.time() - 600))  # a hung loop stops touching it
+    stale = run_bot(tmp_path, env, "health")
+    assert stale.returncode == 1 and '"ok": false' in stale.stdout

@@ -18,9 +18,9 @@ import csv
 import io
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 from bot.bank import KeyPoint, Question
 from bot.bank.model import Kind, Weight
@@ -144,7 +144,7 @@ def read_csv(path: Path) -> Parsed:
         raise CsvError(f"{path}: not UTF-8 text (byte {exc.start}); save the sheet as CSV UTF-8") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     first_line = text.split("\n", 1)[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=detect_delimiter(first_line))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=detect_delimiter(first_line), strict=True)
     parsed = Parsed(kind="csv", notes=1)
     try:
         header = next(reader)
@@ -160,7 +160,7 @@ def read_csv(path: Path) -> Parsed:
     for h in unknown:
         parsed.skipped.append(Skip(f"{path.name}:1", h, "unknown column, ignored"))
     start = 2
-    for row in reader:
+    for row in _rows(reader, path):
         line = start
         start = reader.line_num + 1
         cells = {c: v.strip() for c, v in zip(columns, row, strict=False) if c in COLUMNS}
@@ -183,6 +183,24 @@ def read_csv(path: Path) -> Parsed:
             if len(parsed.items) % 500 == 0:
                 print(f"… {len(parsed.items)} rows read", file=sys.stderr, flush=True)
     return parsed
+
+
+def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
+    """The reader's rows; a broken quote is reported at the line its row starts on (an unclosed
+    quote would otherwise swallow the rest of the file into one cell)."""
+    while True:
+        line = reader.line_num + 1
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            what = (
+                'a quoted cell that starts here is never closed (a missing ")'
+                if "end of data" in str(exc)
+                else f'a quote in the middle of a quoted cell ({exc}; write a quote inside a cell as "")'
+            )
+            raise CsvError(f"{path}:{line}: {what}") from None
 
 
 def _row_item(cells: dict[str, str], source: str, line: int, parsed: Parsed) -> RawItem | None:

@@ -547,7 +547,9 @@ async def serve(
             if settings.metrics_port:
                 server = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
                 await server.start()
-            polling = asyncio.create_task(inbox.poll(wait=int(settings.poll_timeout)), name="polling")
+            polling = asyncio.create_task(
+                inbox.poll(wait=int(settings.poll_timeout), heartbeat=settings.heartbeat_file), name="polling"
+            )
             log.info("long polling started")
         stopped = asyncio.create_task(stop.wait())
         waits: set[asyncio.Future[Any]] = {stopped, *([polling] if polling else [])}

@@ -16,6 +16,7 @@ import logging
 import socket
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -26,10 +27,18 @@ from telegram.ext import Application
 
 from bot.db import inbox as inbox_repo
 from bot.db.engine import DATABASE_ERRORS, Database
+from bot.i18n import language_from_telegram, t
 
 log = logging.getLogger(__name__)
 
 ORPHAN_AFTER = timedelta(minutes=2)  # another instance's pending updates are taken over after this
+
+
+def _touch(path: Path) -> None:
+    try:
+        path.touch()
+    except OSError as exc:  # a health check that fails says why; the bot goes on
+        log.debug("cannot touch the heartbeat file %s: %s", path, exc)
 
 
 class Inbox:
@@ -46,6 +55,7 @@ class Inbox:
         self.clock = clock
         self.host = host or socket.gethostname()
         self._done: set[int] = set()
+        self._told: set[int] = set()  # chats told that the database is down (this outage)
         self._wake = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
 
@@ -58,12 +68,15 @@ class Inbox:
             fresh = await inbox_repo.store(session, rows, self.host, self.clock())
         return [u for u in updates if u.update_id in fresh]
 
-    async def poll(self, *, wait: int) -> None:
-        """The long-polling loop (runs until cancelled). Errors are one warning line per retry."""
+    async def poll(self, *, wait: int, heartbeat: Path | None = None) -> None:
+        """The long-polling loop (runs until cancelled). Errors are one warning line per retry.
+        ``heartbeat`` is touched on every round (the container health check reads its age)."""
         await self.app.bot.delete_webhook(drop_pending_updates=False)
         offset: int | None = None
         delay = 1.0
         while True:
+            if heartbeat is not None:
+                _touch(heartbeat)
             try:
                 updates = await self.app.bot.get_updates(offset=offset, timeout=wait, allowed_updates=Update.ALL_TYPES)
                 fresh = await self.take(updates) if updates else []
@@ -72,14 +85,31 @@ class Inbox:
             except (TelegramError, SQLAlchemyError, OSError) as exc:
                 what = "storing updates" if not isinstance(exc, TelegramError) else "getUpdates"
                 log.warning("%s failed (%s: %s); retrying in %.0f s", what, type(exc).__name__, str(exc)[:200], delay)
+                if what == "storing updates":  # not confirmed: Telegram keeps them; say they wait
+                    await self._tell_waiting(updates)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
                 continue
             delay = 1.0
+            self._told.clear()
             if updates:
                 offset = updates[-1].update_id + 1  # the next call confirms them: they are stored
             for update in fresh:
                 await self.app.update_queue.put(update)
+
+    async def _tell_waiting(self, updates: Sequence[Update]) -> None:
+        """Once per chat and outage: the database is down, the message waits and is not lost."""
+        default = self.app.bot_data["services"].settings.default_language
+        for update in updates:
+            chat, user = update.effective_chat, update.effective_user
+            if chat is None or chat.id in self._told or update.message is None:
+                continue
+            self._told.add(chat.id)
+            lang = language_from_telegram(user.language_code if user else None, default)
+            try:
+                await self.app.bot.send_message(chat.id, t(lang, "db_wait"))
+            except TelegramError as exc:
+                log.info("could not tell chat %s that its message waits: %s", chat.id, exc)
 
     async def replay(self) -> int:
         """Queue what was taken but not handled before a stop or a crash; returns how many."""
