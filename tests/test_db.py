@@ -130,3 +130,29 @@ async def test_a_group_that_becomes_a_supergroup_keeps_everything(db_url: str, n
         left = await s.scalar(select(func.count()).select_from(Ask).where(Ask.chat_id == old))
         assert left == 0
     await db.close()
+
+
+async def test_long_strings_and_nul_characters_are_stored_not_refused(db_url: str) -> None:
+    """What passed on SQLite and failed on PostgreSQL ("database unavailable"): strings longer
+    than their column and NUL characters."""
+    from bot.db.models import Interview, User
+
+    db = await _db(db_url)
+    async with db.write() as s:
+        await repo.upsert_user(s, repo.UserInfo(9, "An\x00na", "u" * 200, "x" * 40))
+        await repo.upsert_chat(s, repo.ChatInfo(-9, "group", "Группа\x00" + "т" * 400))
+        ask = await repo.record_ask(s, -9, "q463", user_id=9, source="q", message_id=1)
+        await repo.add_answer(s, ask=ask, question_id="q463", user_id=9, chat_id=-9, message_id=2,
+                              text="ответ\x00 с NUL")  # fmt: skip
+        s.add(Interview(user_id=9, chat_id=9, topics=",".join(["distributed"] * 30), size=1))
+    async with db.read() as s:
+        user = await s.get(User, 9)
+        assert user is not None and user.first_name == "Anna" and len(user.username or "") == 64
+        chat = await repo.get_chat(s, -9)
+        assert (
+            chat is not None and chat.title is not None and chat.title.startswith("Группа") and len(chat.title) <= 256
+        )
+        assert (await repo.latest_answer(s, 9, "q463")).text == "ответ с NUL"  # type: ignore[union-attr]
+        topics = await s.scalar(select(Interview.topics))
+        assert topics is not None and len(topics) == 256
+    await db.close()

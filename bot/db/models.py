@@ -55,6 +55,32 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+class BoundedString(TypeDecorator[str]):
+    """A String(n) that stores what fits: NUL characters dropped (PostgreSQL refuses them) and the
+    value cut to the column's length (PostgreSQL refuses longer ones; SQLite would keep them), so a
+    45-word topic list or a 200-character username cannot turn into "database unavailable"."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        value = value.replace("\x00", "")
+        length = getattr(self.impl, "length", None)
+        return value[:length] if length else value
+
+
+class SafeText(TypeDecorator[str]):
+    """Text without NUL characters (PostgreSQL refuses them in text)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else value.replace("\x00", "")
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -67,11 +93,11 @@ class User(Base):
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    first_name: Mapped[str] = mapped_column(String(128), default="")
-    username: Mapped[str | None] = mapped_column(String(64))
-    language: Mapped[str | None] = mapped_column(String(8))  # chosen with /lang
-    tg_language: Mapped[str | None] = mapped_column(String(16))  # from Telegram
-    timezone: Mapped[str | None] = mapped_column(String(64))
+    first_name: Mapped[str] = mapped_column(BoundedString(128), default="")
+    username: Mapped[str | None] = mapped_column(BoundedString(64))
+    language: Mapped[str | None] = mapped_column(BoundedString(8))  # chosen with /lang
+    tg_language: Mapped[str | None] = mapped_column(BoundedString(16))  # from Telegram
+    timezone: Mapped[str | None] = mapped_column(BoundedString(64))
     board_opt_out: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -81,11 +107,11 @@ class Chat(Base):
     __tablename__ = "chats"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    type: Mapped[str] = mapped_column(String(16))
-    title: Mapped[str | None] = mapped_column(String(256))
-    language: Mapped[str | None] = mapped_column(String(8))
-    timezone: Mapped[str | None] = mapped_column(String(64))
-    topic_filter: Mapped[str | None] = mapped_column(String(32))
+    type: Mapped[str] = mapped_column(BoundedString(16))
+    title: Mapped[str | None] = mapped_column(BoundedString(256))
+    language: Mapped[str | None] = mapped_column(BoundedString(8))
+    timezone: Mapped[str | None] = mapped_column(BoundedString(64))
+    topic_filter: Mapped[str | None] = mapped_column(BoundedString(32))
     # The question asked last in this chat; the next plain message answers it (private chats).
     pending_ask_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -93,11 +119,11 @@ class Chat(Base):
     push_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     push_minute: Mapped[int | None] = mapped_column(Integer)  # minutes after local midnight
     push_weekdays_only: Mapped[bool] = mapped_column(Boolean, default=False)
-    push_kind: Mapped[str] = mapped_column(String(16), default="question")  # question | quiz
+    push_kind: Mapped[str] = mapped_column(BoundedString(16), default="question")  # question | quiz
     reveal_minute: Mapped[int | None] = mapped_column(Integer)  # optional evening reveal
     next_push_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     next_push_date: Mapped[date | None] = mapped_column(Date)
-    push_stopped_reason: Mapped[str | None] = mapped_column(String(64))
+    push_stopped_reason: Mapped[str | None] = mapped_column(BoundedString(64))
 
     __table_args__ = (
         Index("ix_chats_due", "push_enabled", "next_push_at"),
@@ -119,9 +145,9 @@ class Ask(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
     user_id: Mapped[int | None] = mapped_column(BigInteger)  # who asked for it; None for pushes
-    question_id: Mapped[str] = mapped_column(String(64))
+    question_id: Mapped[str] = mapped_column(BoundedString(64))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
-    source: Mapped[str] = mapped_column(String(16), default="q")
+    source: Mapped[str] = mapped_column(BoundedString(16), default="q")
     asked_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (
@@ -135,14 +161,14 @@ class Answer(Base):
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     ask_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("asks.id", ondelete="SET NULL"))
-    question_id: Mapped[str] = mapped_column(String(64))
+    question_id: Mapped[str] = mapped_column(BoundedString(64))
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     chat_id: Mapped[int] = mapped_column(BigInteger)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
-    text: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(SafeText)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     coverage: Mapped[float | None] = mapped_column(Float)
-    covered: Mapped[str | None] = mapped_column(String(32))  # e.g. "1,3" — key point indexes
+    covered: Mapped[str | None] = mapped_column(BoundedString(32))  # e.g. "1,3" — key point indexes
     self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -156,7 +182,7 @@ class Reveal(Base):
     __tablename__ = "reveals"
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    question_id: Mapped[str] = mapped_column(String(64))
+    question_id: Mapped[str] = mapped_column(BoundedString(64))
     chat_id: Mapped[int] = mapped_column(BigInteger)
     user_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -170,7 +196,7 @@ class ChatSeen(Base):
     __tablename__ = "chat_seen"
 
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True)
-    question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    question_id: Mapped[str] = mapped_column(BoundedString(64), primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -183,15 +209,15 @@ class Delivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
     local_date: Mapped[date] = mapped_column(Date)
     due_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    status: Mapped[str] = mapped_column(String(16), default="claimed")  # claimed|sent|failed|skipped
-    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(BoundedString(16), default="claimed")  # claimed|sent|failed|skipped
+    claimed_by: Mapped[str | None] = mapped_column(BoundedString(64))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    question_id: Mapped[str | None] = mapped_column(String(64))
+    question_id: Mapped[str | None] = mapped_column(BoundedString(64))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     revealed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    error: Mapped[str | None] = mapped_column(String(200))
+    error: Mapped[str | None] = mapped_column(BoundedString(200))
 
     __table_args__ = (
         UniqueConstraint("chat_id", "local_date", name="uq_deliveries_chat_date"),
@@ -205,14 +231,14 @@ class Card(Base):
     __tablename__ = "cards"
 
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    question_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    state: Mapped[str] = mapped_column(Text)  # fsrs.Card.to_dict() as JSON
+    question_id: Mapped[str] = mapped_column(BoundedString(64), primary_key=True)
+    state: Mapped[str] = mapped_column(SafeText)  # fsrs.Card.to_dict() as JSON
     due: Mapped[datetime] = mapped_column(UTCDateTime)
     reps: Mapped[int] = mapped_column(Integer, default=0)
     last_rating: Mapped[int | None] = mapped_column(Integer)
     last_review: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # the state before the latest review, so a self-assessment can replace the automatic rating
-    prev_state: Mapped[str | None] = mapped_column(Text)
+    prev_state: Mapped[str | None] = mapped_column(SafeText)
     auto_rated: Mapped[bool] = mapped_column(Boolean, default=False)
 
     __table_args__ = (Index("ix_cards_user_due", "user_id", "due"),)
@@ -224,8 +250,8 @@ class Interview(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     chat_id: Mapped[int] = mapped_column(BigInteger)
-    status: Mapped[str] = mapped_column(String(16), default="open")  # open | finished | abandoned
-    topics: Mapped[str] = mapped_column(String(256), default="")
+    status: Mapped[str] = mapped_column(BoundedString(16), default="open")  # open | finished | abandoned
+    topics: Mapped[str] = mapped_column(BoundedString(256), default="")
     size: Mapped[int] = mapped_column(Integer)
     time_limit: Mapped[int | None] = mapped_column(Integer)  # seconds per question
     position: Mapped[int] = mapped_column(Integer, default=0)
@@ -242,15 +268,15 @@ class InterviewItem(Base):
         BigInteger, ForeignKey("interviews.id", ondelete="CASCADE"), primary_key=True
     )
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
-    question_id: Mapped[str] = mapped_column(String(64))
+    question_id: Mapped[str] = mapped_column(BoundedString(64))
     ask_id: Mapped[int | None] = mapped_column(BigInteger)
     asked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     coverage: Mapped[float | None] = mapped_column(Float)
     self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
     skipped: Mapped[bool] = mapped_column(Boolean, default=False)
-    follow_up: Mapped[str | None] = mapped_column(Text)  # the LLM examiner's follow-up question, if asked
-    follow_up_answer: Mapped[str | None] = mapped_column(Text)  # None while awaited or when skipped
+    follow_up: Mapped[str | None] = mapped_column(SafeText)  # the LLM examiner's follow-up question, if asked
+    follow_up_answer: Mapped[str | None] = mapped_column(SafeText)  # None while awaited or when skipped
 
 
 class Poll(Base):
@@ -258,19 +284,21 @@ class Poll(Base):
 
     __tablename__ = "polls"
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # Telegram's poll id
+    id: Mapped[str] = mapped_column(BoundedString(64), primary_key=True)  # Telegram's poll id
     chat_id: Mapped[int] = mapped_column(BigInteger)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
-    term_id: Mapped[str] = mapped_column(String(64))
+    term_id: Mapped[str] = mapped_column(BoundedString(64))
     correct_option: Mapped[int] = mapped_column(Integer)
-    source: Mapped[str] = mapped_column(String(16), default="quiz")
+    source: Mapped[str] = mapped_column(BoundedString(16), default="quiz")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class PollAnswer(Base):
     __tablename__ = "poll_answers"
 
-    poll_id: Mapped[str] = mapped_column(String(64), ForeignKey("polls.id", ondelete="CASCADE"), primary_key=True)
+    poll_id: Mapped[str] = mapped_column(
+        BoundedString(64), ForeignKey("polls.id", ondelete="CASCADE"), primary_key=True
+    )
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
     option: Mapped[int] = mapped_column(Integer)
@@ -287,8 +315,8 @@ class InboxUpdate(Base):
     __tablename__ = "inbox"
 
     update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    payload: Mapped[str | None] = mapped_column(Text)
-    host: Mapped[str | None] = mapped_column(String(64))  # the instance that took it
+    payload: Mapped[str | None] = mapped_column(SafeText)
+    host: Mapped[str | None] = mapped_column(BoundedString(64))  # the instance that took it
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
@@ -300,8 +328,8 @@ class LLMGrade(Base):
 
     __tablename__ = "llm_grades"
 
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    result: Mapped[str] = mapped_column(Text)  # the parsed grade as JSON
+    key: Mapped[str] = mapped_column(BoundedString(64), primary_key=True)
+    result: Mapped[str] = mapped_column(SafeText)  # the parsed grade as JSON
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -311,5 +339,5 @@ class LLMUsage(Base):
     __tablename__ = "llm_usage"
 
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
+    day: Mapped[str] = mapped_column(BoundedString(10), primary_key=True)  # YYYY-MM-DD
     count: Mapped[int] = mapped_column(Integer, default=0)
