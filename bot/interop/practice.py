@@ -19,11 +19,11 @@ from sqlalchemy.engine import make_url
 from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import to_plain
 from bot.core.grading import Grade
-from bot.core.picking import candidates_for, pick
+from bot.core.picking import candidates_for
 from bot.db import repo
 from bot.db.engine import Database
 from bot.db.models import Ask
-from bot.services import answers
+from bot.services import answers, asking
 from bot.services.feedback import feedback_lines
 from bot.services.grading import KeywordGrader
 
@@ -142,14 +142,10 @@ class Session:
             await repo.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
-        async with self.db.write() as session:
-            seen = await repo.seen_counts(session, TERMINAL_CHAT)
-            left = [c for c in candidates if c not in asked]
-            qid = pick(left, seen, self.rng)
-            if qid is None:
-                return None
-            ask = await repo.record_ask(session, TERMINAL_CHAT, qid, user_id=TERMINAL_USER, source=CHAT_TYPE)
-            return qid, ask
+        return await asking.pick_and_record(
+            self.db, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates, exclude=asked,
+            source=CHAT_TYPE,
+        )  # fmt: skip
 
     async def _store(self, q: Question, ask: Ask, text: str, grade: Grade) -> None:
         """The bot's own storage path: the answer, its grade and the FSRS review in one transaction."""

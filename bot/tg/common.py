@@ -13,6 +13,7 @@ from telegram.error import TelegramError
 from bot.bank import Question
 from bot.db import repo
 from bot.i18n import language_from_telegram, t
+from bot.services import asking
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View, question_view
 
@@ -142,17 +143,16 @@ async def ask_question(
         q, s.catalog.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic,
         next_search=next_search,
     )  # fmt: skip
-    async with s.db.write() as session:
-        previous = context.chat_row.pending_ask_id if context.chat_row else None
-        ask = await repo.record_ask(session, chat.id, q.id, user_id=user.id if user else None, source=source)
+    previous = context.chat_row.pending_ask_id if context.chat_row else None
+    ask = await asking.record_ask(
+        s.db, chat_id=chat.id, question_id=q.id, user_id=user.id if user else None, source=source
+    )
     try:
         message = await send_view(context, chat.id, view)
     except Exception:
-        async with s.db.write() as session:  # never shown: forget it
-            await repo.forget_ask(session, ask.id, chat.id, previous)
+        await asking.cancel_ask(s.db, ask, previous_pending=previous)  # never shown: forget it
         raise
-    async with s.db.write() as session:
-        await repo.set_ask_message(session, ask.id, message.message_id)
+    await asking.note_message(s.db, ask, message.message_id)
     return message
 
 

@@ -7,6 +7,7 @@ from telegram import Message, Update
 from bot.core.srs import describe_interval
 from bot.db import practice_repo
 from bot.i18n import t
+from bot.services import asking
 from bot.tg.callbacks import Callback
 from bot.tg.common import answer_query, ask_question, reply_text
 from bot.tg.context import Ctx
@@ -68,23 +69,15 @@ async def next_review(update: Update, context: Ctx) -> None:
     if user is None:
         return
     now = s.clock()
-    bank = s.catalog.bank
-    async with s.db.read() as session:
-        due = [
-            c
-            for c in await practice_repo.due_cards(session, user.id, now, limit=200)
-            if bank.question(c.question_id) is not None
-        ]
-        upcoming = None if due else await practice_repo.next_due(session, user.id)
-    if not due:
-        if upcoming is None:
-            await reply_text(
-                update, t(context.lang, "practice.review_none", next=t(context.lang, "practice.review_empty"))
-            )
+    review = await asking.due_review(s.db, s.catalog.bank, user_id=user.id, now=now)
+    if review.question is None:
+        if review.upcoming is None:
+            when = t(context.lang, "practice.review_empty")
         else:
-            when = t(context.lang, "practice.review_next_at", when=describe_interval(upcoming, now, context.lang))
-            await reply_text(update, t(context.lang, "practice.review_none", next=when))
+            when = t(
+                context.lang, "practice.review_next_at", when=describe_interval(review.upcoming, now, context.lang)
+            )
+        await reply_text(update, t(context.lang, "practice.review_none", next=when))
         return
-    q = bank.questions[due[0].question_id]
-    note = t(context.lang, "practice.review_header", count=len(due))
-    await ask_question(update, context, q, source="review", note=note)
+    note = t(context.lang, "practice.review_header", count=review.due)
+    await ask_question(update, context, review.question, source="review", note=note)

@@ -10,12 +10,10 @@ from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.bank.markdown import escape
-from bot.bank.model import is_number
-from bot.core.picking import candidates_for, pick
 from bot.db import practice_repo, repo
 from bot.db.models import Ask
 from bot.i18n import t
-from bot.services import answers
+from bot.services import answers, asking
 from bot.services.grading import Outcome
 from bot.tg.callbacks import Callback
 from bot.tg.common import answer_query, ask_question, check_query, command_args, is_group, reply, reply_text, show
@@ -28,30 +26,17 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     s = context.services
     chat = update.effective_chat
     assert chat is not None
-    bank = s.catalog.bank
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
-    chosen = topic if topic and topic != chat_filter else None  # «Следующий» keeps a topic asked for
-    topic = topic or (chat_filter if bank.topic(chat_filter or "") else None)
-    ids = candidates_for(bank, topic)
-    if not ids and topic is not None:  # a topic of practice tasks only gives its tasks
-        ids = candidates_for(bank, topic, include_tasks=True)
-    if not ids:
-        topic_obj = bank.topic(topic or "")
-        name = topic_obj.title(context.lang) if topic_obj else (topic or "")
+    choice = await asking.choose_next(
+        s.db, s.catalog.bank, s.rng, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
+    )
+    if choice.question is None:
+        topic_obj = s.catalog.bank.topic(choice.empty_topic or "")
+        name = topic_obj.title(context.lang) if topic_obj else (choice.empty_topic or "")
         await reply_text(update, t(context.lang, "topic_empty", topic=escape(name)))
         return
-    async with s.db.read() as session:
-        seen = await repo.seen_counts(session, chat.id)
-    qid = pick(ids, seen, s.rng)
-    assert qid is not None
-    note = ""
-    if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
-        counts = {seen.get(i, 0) for i in ids}
-        if len(counts) == 1 and 0 not in counts:
-            note = t(context.lang, "all_seen_cycle")
-    await ask_question(
-        update, context, bank.questions[qid], source="topic" if chosen else source, note=note, next_topic=chosen
-    )
+    note = t(context.lang, "all_seen_cycle") if choice.new_round else ""
+    await ask_question(update, context, choice.question, source=choice.source, note=note, next_topic=choice.next_topic)
 
 
 async def cmd_q(update: Update, context: Ctx) -> None:
@@ -61,28 +46,15 @@ async def cmd_q(update: Update, context: Ctx) -> None:
         return
     if not await check_query(update, context, arg):
         return
-    catalog = context.services.catalog
-    ref = arg.lstrip("#№").strip()
-    if is_number(ref) or (ref[:1].lower() in "tq" and is_number(ref[1:])):
-        q = catalog.bank.resolve(ref)
-        if q is None:
-            await reply_text(update, t(context.lang, "question_not_found", ref=escape(ref)))
-            return
-        await ask_question(update, context, q, source="number")
-        return
-    direct = catalog.bank.question(ref.lower())
-    if direct is not None:
-        await ask_question(update, context, direct, source="id")
-        return
-    topic = catalog.find_topic(arg)
-    if topic is not None:
-        await next_question(update, context, topic.id)
-        return
-    best = catalog.best_match(arg)
-    if best is None:
-        await reply(update, nothing_found_view(catalog.bank, arg, context.lang))
-        return
-    await ask_question(update, context, best, source="match")
+    found = asking.resolve(context.services.catalog, arg)
+    if found.kind == "topic":
+        await next_question(update, context, found.topic)
+    elif found.question is not None:
+        await ask_question(update, context, found.question, source=found.source)
+    elif found.kind == "not_found":
+        await reply_text(update, t(context.lang, "question_not_found", ref=escape(found.ref)))
+    else:
+        await reply(update, nothing_found_view(context.services.catalog.bank, arg, context.lang))
 
 
 async def _pending_ask(update: Update, context: Ctx) -> Ask | None:
@@ -332,8 +304,7 @@ async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
         q, index, query = catalog.bank.question(cb.args[0]), cb.int(1), cb.args[2]
     else:
         index, query = cb.int(0), cb.args[1]
-        ids = [h.question_id for h in catalog.search.search(query, limit=80)]
-        q = catalog.bank.question(ids[index]) if index < len(ids) else None
+        q = asking.search_result(catalog, query, index)
         if q is None:  # the results are exhausted: go on by the chat's filter
             await next_question(update, context, source="next")
             return
