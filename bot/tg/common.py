@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from telegram import Chat as TgChat
@@ -154,6 +155,14 @@ async def ask_question(
         raise
     await asking.note_message(s.db, ask, message.message_id)
     return message
+
+
+async def drop_buttons(update: Update) -> None:
+    """Remove the buttons of the message whose button was pressed (it can't be pressed twice)."""
+    query = update.callback_query
+    if query is not None and query.message is not None:
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_reply_markup(None)
 
 
 def command_args(context: Ctx) -> str:

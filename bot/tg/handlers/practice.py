@@ -5,9 +5,8 @@ from __future__ import annotations
 from telegram import Message, Update
 
 from bot.core.srs import describe_interval
-from bot.db import practice_repo
 from bot.i18n import t
-from bot.services import asking
+from bot.services import answers, asking
 from bot.tg.callbacks import Callback
 from bot.tg.common import answer_query, ask_question, reply_text
 from bot.tg.context import Ctx
@@ -27,11 +26,7 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
     now = s.clock()
-    async with s.db.write() as session:
-        coverage = await practice_repo.set_self_grade(session, user.id, q.id, grade)
-        card = await practice_repo.review_card(session, user.id, q.id, self_grade=grade, coverage=coverage, now=now)
-        await practice_repo.grade_interview_item(session, user.id, chat.id, q.id, grade)
-        due = card.due
+    due = await answers.self_assess(s.db, user_id=user.id, chat_id=chat.id, question_id=q.id, grade=grade, now=now)
     text = t(
         context.lang,
         "practice.graded",
