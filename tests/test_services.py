@@ -15,7 +15,7 @@ from bot.bank import Question, default_bank_path, load_bank
 from bot.catalog import Catalog
 from bot.db import repo
 from bot.db.engine import Database
-from bot.services import answers, asking, daily, interviews, quizzes, revealing, user_data
+from bot.services import answers, asking, chats, daily, interviews, quizzes, revealing, user_data
 from bot.services.grading import KeywordGrader
 
 CATALOG = Catalog.build(load_bank(default_bank_path()))
@@ -304,3 +304,18 @@ def test_services_import_nothing_from_telegram() -> None:
             for name in names:
                 assert name.split(".")[0] != "telegram", f"{path.name} imports {name}"
                 assert not name.startswith("bot.tg"), f"{path.name} imports {name}"
+
+
+# -- chats and topics -------------------------------------------------------------------------
+
+
+async def test_touch_keeps_the_bots_settings_and_the_topic_filter_sticks(db: Database) -> None:
+    topic = BANK.topics[0].id
+    await asking.set_topic_filter(db, chat_id=USER, topic_id=topic)
+    await user_data.set_language(db, chat_id=USER, user_id=USER, private=True, lang="en")
+    await chats.touch(db, chats.ChatInfo(USER, "private"), chats.UserInfo(USER, "Анна", None, "ru"))
+    chat, user = await chats.load(db, chat_id=USER, user_id=USER)
+    assert chat is not None and chat.topic_filter == topic
+    assert user is not None and user.first_name == "Анна" and user.language == "en"
+    assert await user_data.language(db, user_id=USER) == "en"
+    assert await chats.load(db, chat_id=12345, user_id=None) == (None, None)

@@ -158,3 +158,15 @@ async def pick_and_record(
             return None
         ask = await repo.record_ask(session, chat_id, qid, user_id=user_id, source=source)
         return qid, ask
+
+
+async def answered_questions(db: Database, *, user_id: int) -> set[str]:
+    """Ids of the questions the user has answered (the topic list shows progress with them)."""
+    async with db.read() as session:
+        return await repo.answered_per_question(session, user_id)
+
+
+async def set_topic_filter(db: Database, *, chat_id: int, topic_id: str | None) -> None:
+    """The chat's topic: /q and the daily question ask from it (None: from all topics)."""
+    async with db.write() as session:
+        await repo.set_chat_fields(session, chat_id, topic_filter=topic_id)

@@ -76,3 +76,10 @@ async def set_language(db: Database, *, chat_id: int, user_id: int | None, priva
             await repo.set_user_fields(session, user_id, language=lang)
         else:
             await repo.set_chat_fields(session, chat_id, language=lang)
+
+
+async def language(db: Database, *, user_id: int) -> str | None:
+    """The interface language the user chose (None: not chosen, or not stored)."""
+    async with db.read() as session:
+        user = await repo.get_user(session, user_id)
+    return user.language if user else None

@@ -12,9 +12,8 @@ from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 
 from bot.bank import Question
-from bot.db import repo
 from bot.i18n import language_from_telegram, t
-from bot.services import asking
+from bot.services import asking, chats
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View, question_view
 
@@ -43,16 +42,12 @@ async def load_update_state(update: Update, context: Ctx) -> None:
     fresh = not s.recently_touched(key)
     if fresh:
         await _upsert(s, chat, user)
-    async with s.db.read() as session:
-        context.chat_row = await repo.get_chat(session, chat.id)
-        if user is not None:
-            context.user_row = await repo.get_user(session, user.id)
+    user_id = user.id if user else None
+    context.chat_row, context.user_row = await chats.load(s.db, chat_id=chat.id, user_id=user_id)
     missing = context.chat_row is None or (user is not None and not user.is_bot and context.user_row is None)
     if missing and not fresh:  # deleted meanwhile (/forget, maybe on another instance): create again
         await _upsert(s, chat, user)
-        async with s.db.read() as session:
-            context.chat_row = await repo.get_chat(session, chat.id)
-            context.user_row = await repo.get_user(session, user.id) if user is not None else None
+        context.chat_row, context.user_row = await chats.load(s.db, chat_id=chat.id, user_id=user_id)
     default = s.settings.default_language
     if chat.type == ChatType.PRIVATE:
         chosen = context.user_row.language if context.user_row else None
@@ -63,12 +58,13 @@ async def load_update_state(update: Update, context: Ctx) -> None:
 
 
 async def _upsert(s: Services, chat: TgChat, user: TgUser | None) -> None:
-    async with s.db.write() as session:
-        await repo.upsert_chat(session, repo.ChatInfo(chat.id, chat.type, chat.title))
-        if user is not None and not user.is_bot:
-            await repo.upsert_user(
-                session, repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
-            )
+    person = user_info(user) if user is not None and not user.is_bot else None
+    await chats.touch(s.db, chats.ChatInfo(chat.id, chat.type, chat.title), person)
+
+
+def user_info(user: TgUser) -> chats.UserInfo:
+    """What the bot keeps of a Telegram user."""
+    return chats.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
 
 
 async def reply(update: Update, view: View, *, quote: bool = False) -> Message | None:

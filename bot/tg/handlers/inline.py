@@ -13,8 +13,8 @@ from telegram import (
 from telegram.constants import ParseMode
 
 from bot.bank import Question
-from bot.db import repo
 from bot.i18n import language_from_telegram, t
+from bot.services import user_data
 from bot.tg.context import Ctx
 from bot.tg.views import inline_card
 
@@ -28,10 +28,8 @@ async def on_inline_query(update: Update, context: Ctx) -> None:
     if query is None:
         return
     s = context.services
-    async with s.db.read() as session:
-        row = await repo.get_user(session, query.from_user.id)
-    default = s.settings.default_language
-    lang = (row.language if row else None) or language_from_telegram(query.from_user.language_code, default)
+    chosen = await user_data.language(s.db, user_id=query.from_user.id)
+    lang = chosen or language_from_telegram(query.from_user.language_code, s.settings.default_language)
     catalog = s.catalog
     bank = catalog.bank
     text = query.query.strip()[:MAX_QUERY]

@@ -10,14 +10,12 @@ from typing import Literal, cast
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram import Poll as TgPoll
-from telegram import User as TgUser
 from telegram.constants import ChatType, ParseMode
 from telegram.error import BadRequest
 from telegram.ext import PollAnswerHandler
 
 from bot.bank.markdown import escape
 from bot.catalog import Catalog
-from bot.db import repo
 from bot.db.engine import Database
 from bot.db.quiz_repo import BoardRow
 from bot.i18n import plural_ru, t
@@ -25,7 +23,7 @@ from bot.services import quizzes
 from bot.services.quizzes import PERIODS
 from bot.services.quizzes import week_start as week_start  # the tests import it from here
 from bot.tg.callbacks import Callback, encode
-from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text
+from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text, user_info
 from bot.tg.context import Ctx
 from bot.tg.views import View
 
@@ -112,13 +110,9 @@ async def on_poll_answer(update: Update, context: Ctx) -> None:
         return
     user = answer.user
     await quizzes.record_vote(
-        context.services.db, poll_id=answer.poll_id, voter=_user_info(user), is_bot=user.is_bot,
+        context.services.db, poll_id=answer.poll_id, voter=user_info(user), is_bot=user.is_bot,
         option=answer.option_ids[0] if answer.option_ids else None,
     )  # fmt: skip
-
-
-def _user_info(user: TgUser) -> repo.UserInfo:
-    return repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
 
 
 def poll_answer_handler() -> PollAnswerHandler[Ctx, None]:
@@ -195,7 +189,7 @@ async def _board(context: Ctx, chat_id: int, period: str) -> View:
 async def _set_opt_out(update: Update, context: Ctx, opted_out: bool) -> str:
     user = update.effective_user
     assert user is not None
-    await quizzes.set_opt_out(context.services.db, _user_info(user), opted_out=opted_out)
+    await quizzes.set_opt_out(context.services.db, user_info(user), opted_out=opted_out)
     if context.user_row is not None:
         context.user_row.board_opt_out = opted_out
     key = "quiz.board.opted_out" if opted_out else "quiz.board.opted_in"
