@@ -100,6 +100,21 @@ def search_result(catalog: Catalog, query: str, index: int) -> Question | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Page:
+    questions: list[Question]
+    next_offset: int | None  # None: the last page
+
+
+def search_page(catalog: Catalog, text: str, *, offset: int, size: int, limit: int = 100) -> Page:
+    """A page of the questions matching ``text`` (every question without text), as inline mode
+    pages them."""
+    bank = catalog.bank
+    ids = [h.question_id for h in catalog.search.search(text, limit=limit)] if text else list(bank.questions)
+    page = [q for qid in ids[offset : offset + size] if (q := bank.question(qid)) is not None]
+    return Page(page, offset + size if offset + size < len(ids) else None)
+
+
+@dataclass(frozen=True, slots=True)
 class Review:
     """The most overdue question of a user, how many are due, or when the next one comes due."""
 

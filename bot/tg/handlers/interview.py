@@ -10,9 +10,10 @@ from dataclasses import replace
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 
-from bot.bank import Bank
+from bot.bank import Bank, Question
 from bot.bank.markdown import escape
-from bot.db.models import Interview
+from bot.core.interview import ItemResult
+from bot.db.models import Interview, InterviewItem
 from bot.i18n import count_questions, t
 from bot.services import answers, asking, interviews
 from bot.services.feedback import MARKS
@@ -162,55 +163,43 @@ async def _finish(update: Update, context: Ctx, interview: Interview, *, abandon
 
 
 def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:
-    interview, done, results = report.interview, report.items, report.results
     assert report.summary is not None
-    summary = report.summary
-    lines = [
-        t(
-            lang,
-            "interview.report_title",
-            size=count_questions(len(done), lang),
-            duration=_clock(report.seconds),
-        )
-    ]
-    buttons = []
-    for n, (item, result) in enumerate(zip(done, results, strict=True), 1):
+    title = t(
+        lang, "interview.report_title", size=count_questions(len(report.items), lang), duration=_clock(report.seconds)
+    )
+    lines, buttons = [title], []
+    for n, (item, result) in enumerate(zip(report.items, report.results, strict=True), 1):
         q = bank.question(item.question_id)
-        text = escape(q.text if q else item.question_id)
-        text = text if len(text) <= 90 else text[:89] + "…"
-        label = f"[{escape(q.label)}] " if q and q.number is not None else ""
         if q is not None:
             buttons.append(InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=encode("a", q.id)))
-        if result.skipped:
-            lines.append(t(lang, "interview.item_skipped", n=n, label=label, text=text))
-            continue
-        took = _clock(result.seconds) if result.seconds is not None else "—"
-        if interview.time_limit and result.seconds and result.seconds > interview.time_limit:
-            took += t(lang, "interview.overtime")
-        self_text = t(lang, GRADE_KEYS[result.self_grade]) if result.self_grade else t(lang, "interview.no_self")
-        coverage = f"{round(100 * (result.coverage or 0))}/100"
-        lines.append(
-            t(
-                lang,
-                "interview.item",
-                n=n,
-                label=label,
-                text=text,
-                coverage=coverage,
-                self=self_text,
-                time=took,
-            )
-        )
-        if item.follow_up:
-            answer = escape(item.follow_up_answer) if item.follow_up_answer else t(lang, "interview.follow_up_skipped")
-            answer = answer if len(answer) <= 200 else answer[:199] + "…"
-            lines.append(t(lang, "interview.follow_up_line", question=escape(item.follow_up), answer=answer))
-    lines.append("")
-    lines.append(t(lang, "interview.score", score=summary.score))
-    if summary.weakest:
-        names = ", ".join(f"{_title(bank, tid, lang)} ({score}%)" for tid, score in summary.weakest)
+        lines += _item_lines(n, q, item, result, report.interview.time_limit, lang)
+    lines += ["", t(lang, "interview.score", score=report.summary.score)]
+    if report.summary.weakest:
+        names = ", ".join(f"{_title(bank, tid, lang)} ({score}%)" for tid, score in report.summary.weakest)
         lines.append(t(lang, "interview.weakest", topics=names))
     else:
         lines.append(t(lang, "interview.no_weak"))
     rows = [buttons[i : i + 4] for i in range(0, len(buttons), 4)]
     return View("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
+
+
+def _item_lines(
+    n: int, q: Question | None, item: InterviewItem, result: ItemResult, time_limit: int | None, lang: str
+) -> list[str]:
+    """One question of the report: its score, self-assessment and time, and the follow-up."""
+    text = escape(q.text if q else item.question_id)
+    text = text if len(text) <= 90 else text[:89] + "…"
+    label = f"[{escape(q.label)}] " if q and q.number is not None else ""
+    if result.skipped:
+        return [t(lang, "interview.item_skipped", n=n, label=label, text=text)]
+    took = _clock(result.seconds) if result.seconds is not None else "—"
+    if time_limit and result.seconds and result.seconds > time_limit:
+        took += t(lang, "interview.overtime")
+    self_text = t(lang, GRADE_KEYS[result.self_grade]) if result.self_grade else t(lang, "interview.no_self")
+    coverage = f"{round(100 * (result.coverage or 0))}/100"
+    lines = [t(lang, "interview.item", n=n, label=label, text=text, coverage=coverage, self=self_text, time=took)]
+    if item.follow_up:
+        answer = escape(item.follow_up_answer) if item.follow_up_answer else t(lang, "interview.follow_up_skipped")
+        answer = answer if len(answer) <= 200 else answer[:199] + "…"
+        lines.append(t(lang, "interview.follow_up_line", question=escape(item.follow_up), answer=answer))
+    return lines
