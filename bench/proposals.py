@@ -442,14 +442,14 @@ def applied(*, inline_writes: bool = False) -> Iterator[None]:
     """Patch the proposals into the imported bot modules; undo on exit."""
     import bot.catalog
     import bot.push.sender
+    import bot.services.asking
     import bot.tg.app
-    import bot.tg.handlers.questions
 
     patches = [
         (bot.tg.app, "Database", lambda url: make_proto_database(url, inline_writes=inline_writes)),
         (bot.tg.app, "load_update_state", load_update_state),
-        (bot.tg.handlers.questions, "candidates_for", candidates_for),
-        (bot.tg.handlers.questions, "pick", pick),
+        (bot.services.asking, "candidates_for", candidates_for),
+        (bot.services.asking, "pick", pick),
         (bot.push.sender, "candidates_for", candidates_for),
         (bot.push.sender, "pick", pick),
         (bot.catalog, "SearchIndex", FastSearchIndex),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -243,6 +243,11 @@ async def answered_per_question(session: AsyncSession, user_id: int) -> set[str]
 
 async def set_chat_fields(session: AsyncSession, chat_id: int, **values: object) -> None:
     await session.execute(update(Chat).where(Chat.id == chat_id).values(**values))
+
+
+async def last_delivery_date(session: AsyncSession, chat_id: int) -> date | None:
+    """The local date of the chat's latest daily push (a day already served gets no second one)."""
+    return await session.scalar(select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id))
 
 
 async def set_user_fields(session: AsyncSession, user_id: int, **values: object) -> None:

@@ -19,13 +19,13 @@ from sqlalchemy.engine import make_url
 from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import to_plain
 from bot.core.grading import Grade
-from bot.core.picking import candidates_for, pick
+from bot.core.picking import candidates_for
 from bot.db import repo
 from bot.db.engine import Database
 from bot.db.models import Ask
-from bot.services import answers
+from bot.services import answers, asking, revealing
 from bot.services.feedback import feedback_lines
-from bot.services.grading import KeywordGrader
+from bot.services.grading import KeywordGrader, Outcome
 
 TERMINAL_USER: Final = 0
 TERMINAL_CHAT: Final = 0
@@ -35,6 +35,10 @@ HELP: Final = (
     "Пишите ответ в несколько строк; пустая строка — отправить.\n"
     "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D)."
 )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 class _Quit(Exception):
@@ -142,27 +146,24 @@ class Session:
             await repo.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
-        async with self.db.write() as session:
-            seen = await repo.seen_counts(session, TERMINAL_CHAT)
-            left = [c for c in candidates if c not in asked]
-            qid = pick(left, seen, self.rng)
-            if qid is None:
-                return None
-            ask = await repo.record_ask(session, TERMINAL_CHAT, qid, user_id=TERMINAL_USER, source=CHAT_TYPE)
-            return qid, ask
-
-    async def _store(self, q: Question, ask: Ask, text: str, grade: Grade) -> None:
-        """The bot's own storage path: the answer, its grade and the FSRS review in one transaction."""
-        await answers.record_answer(
-            self.db, ask=ask, question_id=q.id, user_id=TERMINAL_USER, chat_id=TERMINAL_CHAT, message_id=None,
-            text=text, grade=grade, now=datetime.now(UTC),
+        return await asking.pick_and_record(
+            self.db, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates, exclude=asked,
+            source=CHAT_TYPE,
         )  # fmt: skip
-        async with self.db.write() as session:
-            await repo.add_reveal(session, q.id, TERMINAL_CHAT, TERMINAL_USER)
+
+    async def _answer(self, q: Question, ask: Ask, text: str) -> Outcome:
+        """The bot's own answering path (grade, store, FSRS review), then the reference answer is
+        shown, so the reveal is noted too."""
+        done = await answers.submit(
+            self.db, self.grader, self.bank, ask=ask, question=q, user_id=TERMINAL_USER, chat_id=TERMINAL_CHAT,
+            message_id=None, text=text, lang="ru", clock=_now,
+        )  # fmt: skip
+        await revealing.note_reveal(self.db, q, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER)
+        assert done.outcome is not None  # the terminal's asks are never an interview's
+        return done.outcome
 
     async def _reveal(self, q: Question) -> None:
-        async with self.db.write() as session:
-            await repo.add_reveal(session, q.id, TERMINAL_CHAT, TERMINAL_USER)
+        await revealing.note_reveal(self.db, q, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER)
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self, *, topic: Topic | None, n: int, include_tasks: bool = False) -> Stats:
@@ -211,11 +212,8 @@ class Session:
             self.run_async(self._reveal(q))
             self._show_reference(q, None)
             return
-        outcome = self.run_async(
-            self.grader.grade(q, text, lang="ru", user_key=str(TERMINAL_USER), lexicon=self.bank.lexicon)
-        )
+        outcome = self.run_async(self._answer(q, ask, text))
         grade = outcome.grade
-        self.run_async(self._store(q, ask, text, grade))
         self.stats.answered += 1
         self.stats.coverage += grade.score
         self._feedback(q, grade, outcome.fallback)

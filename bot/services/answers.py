@@ -1,4 +1,12 @@
-"""Storing an answer and what follows from its grade: one code path for the chat and the terminal.
+"""Answering: grade → store → FSRS review → interview step, one code path for the chat and the terminal.
+
+``submit`` is the whole flow for a message that answers a question: a follow-up of a mock
+interview is kept as such; otherwise the answer is graded and stored (the offline grader grades
+before the write; with the LLM examiner the answer is stored first, ``on_stored`` runs — the chat
+shows «⏳ Проверяю…» — and the grade is attached when it arrives), and an interview's current
+question moves the interview on. ``find_ask`` is the question a message refers to;
+``self_assess`` stores «Знал / Частично / Не знал» and reviews the card; ``record_edit`` keeps an
+edited answer as a new one.
 
 ``record_answer`` stores the answer (with its grade when it is known) and, with a grade, reviews the
 user's FSRS card, in one transaction; ``apply_grade`` attaches a grade that arrived later (the LLM
@@ -7,15 +15,19 @@ examiner) to an answer stored before it, and reviews the card then.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import update
 
+from bot.bank import Bank, Question
 from bot.core.grading import Grade
 from bot.db import practice_repo, repo
 from bot.db.engine import Database
 from bot.db.models import Answer, Ask, Interview, InterviewItem
+from bot.services import interviews
+from bot.services.grading import KeywordGrader, Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +79,110 @@ async def apply_grade(db: Database, *, answer: Answer, grade: Grade, now: dateti
             session, answer.user_id, answer.question_id, self_grade=None, coverage=grade.score, now=now
         )
     answer.coverage = grade.score
+
+
+async def find_ask(
+    db: Database, *, chat_id: int, replied_message_id: int | None, pending_ask_id: int | None
+) -> Ask | None:
+    """The question a message refers to: the replied-to question (a message of the bot), else the
+    chat's pending one (the caller passes it in private chats only)."""
+    async with db.read() as session:
+        if replied_message_id is not None:
+            ask = await repo.ask_by_message(session, chat_id, replied_message_id)
+            if ask is not None:
+                return ask
+        if pending_ask_id:
+            return await repo.get_ask(session, pending_ask_id)
+    return None
+
+
+async def get_ask(db: Database, ask_id: int) -> Ask | None:
+    async with db.read() as session:
+        return await repo.get_ask(session, ask_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """What became of a message that answers a question.
+
+    ``follow_up_saved``: it answered a mock interview's follow-up question (kept for the report,
+    the interview moved on). Otherwise ``outcome`` is the grade; ``interview`` is set when the
+    answer was to the current question of the user's open interview (moved on, unless the
+    examiner asked ``follow_up``)."""
+
+    again: bool = False
+    outcome: Outcome | None = None
+    interview: tuple[Interview, InterviewItem] | None = None
+    follow_up: str = ""
+    follow_up_saved: bool = False
+
+
+async def submit(
+    db: Database,
+    grader: KeywordGrader,
+    bank: Bank,
+    *,
+    ask: Ask,
+    question: Question,
+    user_id: int,
+    chat_id: int,
+    message_id: int | None,
+    text: str,
+    lang: str,
+    clock: Callable[[], datetime],
+    on_stored: Callable[[], Awaitable[object]] | None = None,
+) -> Submitted:
+    """Store and grade an answer, review the FSRS card, move an interview on. The answer is in the
+    database before this returns (and before ``on_stored`` runs, when grading is slow)."""
+    pending = await interviews.pending_follow_up(db, ask=ask, user_id=user_id)
+    if pending is not None:
+        await interviews.answer_follow_up(db, *pending, text, now=clock())
+        return Submitted(follow_up_saved=True, interview=pending)
+    if grader.name == "keywords":
+        outcome = Outcome(grader.grade_sync(question, text, bank.lexicon))
+        recorded = await record_answer(
+            db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
+            text=text, grade=outcome.grade, now=clock(),
+        )  # fmt: skip
+    else:
+        recorded = await record_answer(
+            db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
+            text=text, grade=None, now=clock(),
+        )  # fmt: skip
+        if on_stored is not None:
+            await on_stored()
+        outcome = await grader.grade(question, text, lang=lang, user_key=str(user_id), lexicon=bank.lexicon)
+        await apply_grade(db, answer=recorded.answer, grade=outcome.grade, now=clock())
+    if recorded.interview is not None and interviews.is_current(*recorded.interview, user_id):
+        follow_up = await interviews.record_answer(db, *recorded.interview, outcome.grade, now=clock())
+        return Submitted(recorded.again, outcome, recorded.interview, follow_up)
+    return Submitted(recorded.again, outcome)
+
+
+async def self_assess(
+    db: Database, *, user_id: int, chat_id: int, question_id: str, grade: int, now: datetime
+) -> datetime:
+    """«Знал» (3) / «Частично» (2) / «Не знал» (1): stored on the latest answer (and the interview
+    item) and fed to FSRS; returns when the card is due next."""
+    async with db.write() as session:
+        coverage = await practice_repo.set_self_grade(session, user_id, question_id, grade)
+        card = await practice_repo.review_card(
+            session, user_id, question_id, self_grade=grade, coverage=coverage, now=now
+        )
+        await practice_repo.grade_interview_item(session, user_id, chat_id, question_id, grade)
+        return card.due
+
+
+async def record_edit(db: Database, *, chat_id: int, message_id: int, user_id: int, text: str) -> bool:
+    """An edited answer is stored as a new answer (the earlier text is kept). False when the
+    edited message was not an answer."""
+    async with db.write() as session:
+        earlier = await repo.answer_by_message(session, chat_id, message_id)
+        if earlier is None:
+            return False
+        ask = await repo.get_ask(session, earlier.ask_id) if earlier.ask_id else None
+        await repo.add_answer(
+            session, ask=ask, question_id=earlier.question_id, user_id=user_id, chat_id=chat_id,
+            message_id=message_id, text=text, edited=True,
+        )  # fmt: skip
+    return True

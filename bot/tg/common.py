@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from telegram import Chat as TgChat
@@ -11,8 +12,8 @@ from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 
 from bot.bank import Question
-from bot.db import repo
 from bot.i18n import language_from_telegram, t
+from bot.services import asking, chats
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View, question_view
 
@@ -41,16 +42,12 @@ async def load_update_state(update: Update, context: Ctx) -> None:
     fresh = not s.recently_touched(key)
     if fresh:
         await _upsert(s, chat, user)
-    async with s.db.read() as session:
-        context.chat_row = await repo.get_chat(session, chat.id)
-        if user is not None:
-            context.user_row = await repo.get_user(session, user.id)
+    user_id = user.id if user else None
+    context.chat_row, context.user_row = await chats.load(s.db, chat_id=chat.id, user_id=user_id)
     missing = context.chat_row is None or (user is not None and not user.is_bot and context.user_row is None)
     if missing and not fresh:  # deleted meanwhile (/forget, maybe on another instance): create again
         await _upsert(s, chat, user)
-        async with s.db.read() as session:
-            context.chat_row = await repo.get_chat(session, chat.id)
-            context.user_row = await repo.get_user(session, user.id) if user is not None else None
+        context.chat_row, context.user_row = await chats.load(s.db, chat_id=chat.id, user_id=user_id)
     default = s.settings.default_language
     if chat.type == ChatType.PRIVATE:
         chosen = context.user_row.language if context.user_row else None
@@ -61,12 +58,13 @@ async def load_update_state(update: Update, context: Ctx) -> None:
 
 
 async def _upsert(s: Services, chat: TgChat, user: TgUser | None) -> None:
-    async with s.db.write() as session:
-        await repo.upsert_chat(session, repo.ChatInfo(chat.id, chat.type, chat.title))
-        if user is not None and not user.is_bot:
-            await repo.upsert_user(
-                session, repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
-            )
+    person = user_info(user) if user is not None and not user.is_bot else None
+    await chats.touch(s.db, chats.ChatInfo(chat.id, chat.type, chat.title), person)
+
+
+def user_info(user: TgUser) -> chats.UserInfo:
+    """What the bot keeps of a Telegram user."""
+    return chats.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
 
 
 async def reply(update: Update, view: View, *, quote: bool = False) -> Message | None:
@@ -142,18 +140,25 @@ async def ask_question(
         q, s.catalog.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic,
         next_search=next_search,
     )  # fmt: skip
-    async with s.db.write() as session:
-        previous = context.chat_row.pending_ask_id if context.chat_row else None
-        ask = await repo.record_ask(session, chat.id, q.id, user_id=user.id if user else None, source=source)
+    previous = context.chat_row.pending_ask_id if context.chat_row else None
+    ask = await asking.record_ask(
+        s.db, chat_id=chat.id, question_id=q.id, user_id=user.id if user else None, source=source
+    )
     try:
         message = await send_view(context, chat.id, view)
     except Exception:
-        async with s.db.write() as session:  # never shown: forget it
-            await repo.forget_ask(session, ask.id, chat.id, previous)
+        await asking.cancel_ask(s.db, ask, previous_pending=previous)  # never shown: forget it
         raise
-    async with s.db.write() as session:
-        await repo.set_ask_message(session, ask.id, message.message_id)
+    await asking.note_message(s.db, ask, message.message_id)
     return message
+
+
+async def drop_buttons(update: Update) -> None:
+    """Remove the buttons of the message whose button was pressed (it can't be pressed twice)."""
+    query = update.callback_query
+    if query is not None and query.message is not None:
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_reply_markup(None)
 
 
 def command_args(context: Ctx) -> str:

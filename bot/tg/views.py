@@ -346,3 +346,9 @@ def after_assessment_keyboard(
         tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else next_button(lang, next_topic))
         rows.append(tail)
     return InlineKeyboardMarkup(rows)
+
+
+def my_answer_view(text: str, lang: str) -> View:
+    """The user's own latest answer, quoted above the reference answer."""
+    label = "Ваш ответ" if lang == "ru" else "Your answer"
+    return View(f"<b>{label}:</b>\n<blockquote expandable>{escape(text)}</blockquote>")

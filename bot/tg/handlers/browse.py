@@ -5,8 +5,8 @@ from __future__ import annotations
 from telegram import Update
 
 from bot.bank.markdown import escape
-from bot.db import repo
 from bot.i18n import t
+from bot.services import asking
 from bot.tg.callbacks import Callback
 from bot.tg.common import check_query, command_args, page_to, reply, reply_text
 from bot.tg.context import Ctx
@@ -94,8 +94,7 @@ async def cmd_topics(update: Update, context: Ctx) -> None:
     s = context.services
     answered: set[str] = set()
     if update.effective_user is not None:
-        async with s.db.read() as session:
-            answered = await repo.answered_per_question(session, update.effective_user.id)
+        answered = await asking.answered_questions(s.db, user_id=update.effective_user.id)
     current = context.chat_row.topic_filter if context.chat_row else None
     await reply(update, topics_view(s.catalog.bank, context.lang, answered, current))
 
@@ -109,8 +108,7 @@ async def cb_topic(update: Update, context: Ctx, cb: Callback) -> None:
     if topic_id != "-" and topic is None:
         await reply_text(update, t(context.lang, "stale_button"))
         return
-    async with s.db.write() as session:
-        await repo.set_chat_fields(session, chat.id, topic_filter=topic.id if topic else None)
+    await asking.set_topic_filter(s.db, chat_id=chat.id, topic_id=topic.id if topic else None)
     if context.chat_row is not None:
         context.chat_row.topic_filter = topic.id if topic else None
     if topic is None:

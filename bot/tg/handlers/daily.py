@@ -4,63 +4,32 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
-from bot.bank.model import is_number
-from bot.core.schedule import ScheduleError, describe_zone, format_minute, get_tz, parse_time, parse_zone
-from bot.db import repo
-from bot.db.models import Chat, Delivery
+from bot.core.schedule import describe_zone, format_minute, get_tz
+from bot.db.models import Chat
 from bot.i18n import t
-from bot.push.planner import schedule_fields
+from bot.services import daily
 from bot.tg.callbacks import Callback, encode
 from bot.tg.common import command_args, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.admin_checks import require_group_admin
 from bot.tg.views import View
 
-DEFAULT_MINUTE = 9 * 60
 PRESETS = (8 * 60, 9 * 60, 12 * 60, 18 * 60, 21 * 60)
-OFF_WORDS = {"off", "выкл", "выключить", "stop", "стоп", "нет"}
-ON_WORDS = {"on", "вкл", "включить", "да"}
-WEEKDAY_WORDS = {"weekdays", "будни", "будние"}
-EVERYDAY_WORDS = {"everyday", "daily", "ежедневно", "каждый", "все"}
-QUIZ_WORDS = {"quiz", "квиз", "опрос"}
-QUESTION_WORDS = {"question", "вопрос"}
 
 
-def _zone(context: Ctx) -> str:
-    chat = context.chat_row
-    return (chat.timezone if chat else None) or context.services.settings.default_timezone
-
-
-async def _save(update: Update, context: Ctx, **values: object) -> Chat:
-    """Store settings and recompute the next push (never a second push on a day already served)."""
-    s = context.services
-    chat_id = update.effective_chat.id  # type: ignore[union-attr]
-    now = s.clock()
-    async with s.db.write() as session:
-        await repo.set_chat_fields(session, chat_id, **values)
-        chat = await session.get(Chat, chat_id, populate_existing=True)
-        assert chat is not None
-        if chat.push_enabled and chat.push_minute is not None:
-            zone = chat.timezone or s.settings.default_timezone
-            last = await session.scalar(select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id))
-            fields = schedule_fields(
-                zone,
-                chat.push_minute,
-                chat.push_weekdays_only,
-                now,
-                last + timedelta(days=1) if last else None,
-            )
-            await repo.set_chat_fields(session, chat_id, **fields, push_stopped_reason=None)
-            chat.next_push_at, chat.next_push_date = fields["next_push_at"], fields["next_push_date"]
-        if "timezone" in values and update.effective_user and chat.type == ChatType.PRIVATE:
-            await repo.set_user_fields(session, update.effective_user.id, timezone=values["timezone"])
-    context.chat_row = chat
-    return chat
+async def _save(update: Update, context: Ctx, change: daily.Change) -> Chat:
+    """Store the settings (and the next push); the update's state sees them too."""
+    s, chat, user = context.services, update.effective_chat, update.effective_user
+    assert chat is not None
+    context.chat_row = await daily.save(
+        s.db, chat_id=chat.id, user_id=user.id if user else None, values=change.values, now=s.clock(),
+        default_zone=s.settings.default_timezone,
+    )  # fmt: skip
+    return context.chat_row
 
 
 def _when(chat: Chat, lang: str, now: datetime, zone: str) -> str:
@@ -88,7 +57,7 @@ def settings_view(chat: Chat, context: Ctx) -> View:
         t(
             lang,
             "daily.time",
-            time=format_minute(chat.push_minute if chat.push_minute is not None else DEFAULT_MINUTE),
+            time=format_minute(chat.push_minute if chat.push_minute is not None else daily.DEFAULT_MINUTE),
             zone=escape(describe_zone(zone, now)),
         ),
         t(lang, "daily.days_weekdays" if chat.push_weekdays_only else "daily.days_all"),
@@ -116,12 +85,10 @@ def settings_view(chat: Chat, context: Ctx) -> View:
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
 
 
-def _minute_or_default(chat: Chat) -> int:
-    return chat.push_minute if chat.push_minute is not None else DEFAULT_MINUTE
-
-
-def _help(lang: str) -> str:
-    return t(lang, "daily.bad_value")
+def error_text(change: daily.Change, lang: str) -> str:
+    if change.error == "daily.bad_input":
+        return t(lang, "daily.bad_input", value=escape(change.value)) + "\n\n" + t(lang, "daily.bad_value")
+    return t(lang, change.error)
 
 
 async def cmd_daily(update: Update, context: Ctx) -> None:
@@ -133,48 +100,11 @@ async def cmd_daily(update: Update, context: Ctx) -> None:
         return
     if not await require_group_admin(update, context):
         return
-    words = args.split()
-    head = words[0].lower()
-    if head in OFF_WORDS:
-        chat = await _save(update, context, push_enabled=False)
-    elif head in ON_WORDS:
-        chat = await _save(update, context, push_enabled=True, push_minute=_minute_or_default(chat))
-    elif head in WEEKDAY_WORDS | EVERYDAY_WORDS:
-        chat = await _save(update, context, push_weekdays_only=head in WEEKDAY_WORDS)
-    elif head in QUIZ_WORDS | QUESTION_WORDS:
-        if chat.type == ChatType.PRIVATE:
-            await reply_text(update, t(context.lang, "daily.quiz_groups_only"))
-            return
-        chat = await _save(update, context, push_kind="quiz" if head in QUIZ_WORDS else "question")
-    elif head in ("reveal", "разбор"):
-        if chat.type == ChatType.PRIVATE:
-            await reply_text(update, t(context.lang, "daily.reveal_groups_only"))
-            return
-        value = words[1].lower() if len(words) > 1 else ""
-        if value in OFF_WORDS:
-            chat = await _save(update, context, reveal_minute=None)
-        else:
-            try:
-                minute = parse_time(value)
-            except ScheduleError:
-                await reply_text(update, _help(context.lang))
-                return
-            chat = await _save(update, context, reveal_minute=minute)
-    else:
-        try:
-            minute = parse_time(words[0])
-            zone = parse_zone(" ".join(words[1:])) if len(words) > 1 else None
-        except ScheduleError as exc:
-            await reply_text(
-                update,
-                t(context.lang, "daily.bad_input", value=escape(str(exc)[:40])) + "\n\n" + _help(context.lang),
-            )
-            return
-        values: dict[str, object] = {"push_enabled": True, "push_minute": minute}
-        if zone is not None:
-            values["timezone"] = zone
-        chat = await _save(update, context, **values)
-    await reply(update, settings_view(chat, context))
+    change = daily.parse_command(args.split(), private=chat.type == ChatType.PRIVATE, minute=chat.push_minute)
+    if change.error:
+        await reply_text(update, error_text(change, context.lang))
+        return
+    await reply(update, settings_view(await _save(update, context, change), context))
 
 
 async def cb_daily(update: Update, context: Ctx, cb: Callback) -> None:
@@ -188,26 +118,16 @@ async def cb_daily(update: Update, context: Ctx, cb: Callback) -> None:
         return
     if not await require_group_admin(update, context):
         return
-    if action == "on":
-        chat = await _save(update, context, push_enabled=True, push_minute=_minute_or_default(chat))
-    elif action == "off":
-        chat = await _save(update, context, push_enabled=False)
-    elif action == "wd":
-        chat = await _save(update, context, push_weekdays_only=not chat.push_weekdays_only)
-    elif action.startswith("t") and is_number(action[1:]) and int(action[1:]) < 24 * 60:
-        chat = await _save(update, context, push_enabled=True, push_minute=int(action[1:]))
-    else:
+    change = daily.button_change(action, chat)
+    if change is None:
         await reply_text(update, t(context.lang, "stale_button"))
         return
-    view = settings_view(chat, context)
+    view = settings_view(await _save(update, context, change), context)
     query = update.callback_query
     if query is not None and query.message is not None:
         await context.bot.edit_message_text(
-            view.text,
-            chat_id=chat.id,
-            message_id=query.message.message_id,
-            parse_mode="HTML",
+            view.text, chat_id=chat.id, message_id=query.message.message_id, parse_mode="HTML",
             reply_markup=view.keyboard,
-        )
+        )  # fmt: skip
     else:
         await reply(update, view)

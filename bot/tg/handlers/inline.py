@@ -12,9 +12,9 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 
-from bot.bank import Question
-from bot.db import repo
+from bot.bank import Bank, Question
 from bot.i18n import language_from_telegram, t
+from bot.services import asking, user_data
 from bot.tg.context import Ctx
 from bot.tg.views import inline_card
 
@@ -28,34 +28,28 @@ async def on_inline_query(update: Update, context: Ctx) -> None:
     if query is None:
         return
     s = context.services
-    async with s.db.read() as session:
-        row = await repo.get_user(session, query.from_user.id)
-    default = s.settings.default_language
-    lang = (row.language if row else None) or language_from_telegram(query.from_user.language_code, default)
-    catalog = s.catalog
-    bank = catalog.bank
-    text = query.query.strip()[:MAX_QUERY]
-    ids = [h.question_id for h in catalog.search.search(text, limit=100)] if text else list(bank.questions)
+    chosen = await user_data.language(s.db, user_id=query.from_user.id)
+    lang = chosen or language_from_telegram(query.from_user.language_code, s.settings.default_language)
     offset = int(query.offset) if query.offset.isdigit() else 0
-    page = [q for qid in ids[offset : offset + PAGE] if (q := bank.question(qid)) is not None]
-    username = context.bot.username
-    results = []
-    for q in page:
-        topic = bank.topic(q.topic)
-        results.append(
-            InlineQueryResultArticle(
-                id=q.id,
-                title=q.text if len(q.text) <= 120 else q.text[:119] + "…",
-                description=f"{topic.title(lang) if topic else q.topic} · {_kind(q, lang)}",
-                input_message_content=InputTextMessageContent(
-                    inline_card(q, bank, lang), parse_mode=ParseMode.HTML, disable_web_page_preview=True
-                ),
-                reply_markup=_open_in_bot(username, q, lang),
-            )
-        )
-    more = offset + PAGE < len(ids)
+    page = asking.search_page(s.catalog, query.query.strip()[:MAX_QUERY], offset=offset, size=PAGE)
+    results = [_result(q, s.catalog.bank, lang, context.bot.username) for q in page.questions]
     await query.answer(
-        results, cache_time=CACHE_SECONDS, is_personal=True, next_offset=str(offset + PAGE) if more else ""
+        results, cache_time=CACHE_SECONDS, is_personal=True,
+        next_offset=str(page.next_offset) if page.next_offset is not None else "",
+    )  # fmt: skip
+
+
+def _result(q: Question, bank: Bank, lang: str, username: str) -> InlineQueryResultArticle:
+    """A question offered in inline mode: posted as a question card with a button to the bot."""
+    topic = bank.topic(q.topic)
+    return InlineQueryResultArticle(
+        id=q.id,
+        title=q.text if len(q.text) <= 120 else q.text[:119] + "…",
+        description=f"{topic.title(lang) if topic else q.topic} · {_kind(q, lang)}",
+        input_message_content=InputTextMessageContent(
+            inline_card(q, bank, lang), parse_mode=ParseMode.HTML, disable_web_page_preview=True
+        ),
+        reply_markup=_open_in_bot(username, q, lang),
     )
 
 

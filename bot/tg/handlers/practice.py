@@ -5,8 +5,8 @@ from __future__ import annotations
 from telegram import Message, Update
 
 from bot.core.srs import describe_interval
-from bot.db import practice_repo
 from bot.i18n import t
+from bot.services import answers, asking
 from bot.tg.callbacks import Callback
 from bot.tg.common import answer_query, ask_question, reply_text
 from bot.tg.context import Ctx
@@ -26,11 +26,7 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
     now = s.clock()
-    async with s.db.write() as session:
-        coverage = await practice_repo.set_self_grade(session, user.id, q.id, grade)
-        card = await practice_repo.review_card(session, user.id, q.id, self_grade=grade, coverage=coverage, now=now)
-        await practice_repo.grade_interview_item(session, user.id, chat.id, q.id, grade)
-        due = card.due
+    due = await answers.self_assess(s.db, user_id=user.id, chat_id=chat.id, question_id=q.id, grade=grade, now=now)
     text = t(
         context.lang,
         "practice.graded",
@@ -68,23 +64,15 @@ async def next_review(update: Update, context: Ctx) -> None:
     if user is None:
         return
     now = s.clock()
-    bank = s.catalog.bank
-    async with s.db.read() as session:
-        due = [
-            c
-            for c in await practice_repo.due_cards(session, user.id, now, limit=200)
-            if bank.question(c.question_id) is not None
-        ]
-        upcoming = None if due else await practice_repo.next_due(session, user.id)
-    if not due:
-        if upcoming is None:
-            await reply_text(
-                update, t(context.lang, "practice.review_none", next=t(context.lang, "practice.review_empty"))
-            )
+    review = await asking.due_review(s.db, s.catalog.bank, user_id=user.id, now=now)
+    if review.question is None:
+        if review.upcoming is None:
+            when = t(context.lang, "practice.review_empty")
         else:
-            when = t(context.lang, "practice.review_next_at", when=describe_interval(upcoming, now, context.lang))
-            await reply_text(update, t(context.lang, "practice.review_none", next=when))
+            when = t(
+                context.lang, "practice.review_next_at", when=describe_interval(review.upcoming, now, context.lang)
+            )
+        await reply_text(update, t(context.lang, "practice.review_none", next=when))
         return
-    q = bank.questions[due[0].question_id]
-    note = t(context.lang, "practice.review_header", count=len(due))
-    await ask_question(update, context, q, source="review", note=note)
+    note = t(context.lang, "practice.review_header", count=review.due)
+    await ask_question(update, context, review.question, source="review", note=note)

@@ -19,9 +19,10 @@ from telegram.error import BadRequest
 from bot.bank import Bank, Question
 from bot.bank.markdown import escape
 from bot.core import stats
-from bot.core.schedule import get_tz
-from bot.db import progress as store
 from bot.i18n import t
+from bot.services import user_data
+from bot.services.user_data import ExportedAnswer, UserData
+from bot.services.user_data import topic_specs as topic_specs  # the tests import it from here
 from bot.tg.callbacks import Callback, encode
 from bot.tg.chart import ChartRow, Legend, has_cyrillic_font, mastery_chart
 from bot.tg.common import answer_query, is_group, reply, reply_text
@@ -38,16 +39,8 @@ CAPTION_LIMIT = 1024
 
 def user_zone(context: Ctx) -> tuple[str, tzinfo]:
     """The user's time zone (set with /daily in the private chat), else DEFAULT_TIMEZONE."""
-    default = context.services.settings.default_timezone
-    zone = (context.user_row.timezone if context.user_row else None) or default
-    try:
-        return zone, get_tz(zone)
-    except (KeyError, ValueError):  # a zone this system no longer knows
-        return default, get_tz(default)
-
-
-def topic_specs(bank: Bank) -> list[tuple[str, Sequence[str]]]:
-    return [(topic.id, bank.topic_question_ids(topic.id)) for topic in bank.topics]
+    zone = context.user_row.timezone if context.user_row else None
+    return user_data.user_zone(zone, context.services.settings.default_timezone)
 
 
 def _topic_title(bank: Bank, topic_id: str, lang: str) -> str:
@@ -168,23 +161,15 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
     user, chat = update.effective_user, update.effective_chat
     if user is None or chat is None:
         return
-    s = context.services
-    lang = context.lang
-    now = s.clock()
-    _, tz = user_zone(context)
-    async with s.db.read() as session:
-        facts = await store.answer_facts(session, user.id)
-        due_ids = await store.due_questions(session, user.id, now)
-    group = is_group(update)
-    if not facts:
+    s, lang, group = context.services, context.lang, is_group(update)
+    bank = s.catalog.bank
+    found = await user_data.progress(s.db, bank, user_id=user.id, now=s.clock(), tz=user_zone(context)[1])
+    if found is None:
         await reply_text(update, t(lang, "progress.empty"), quote=group)
         return
-    bank = s.catalog.bank
-    due = sum(1 for qid in due_ids if bank.question(qid) is not None)  # as /review counts them
-    progress = stats.aggregate(topic_specs(bank), facts, today=now.astimezone(tz).date(), tz=tz)
+    progress, due = found.progress, found.due
     if group:
-        text = group_stats_text(progress, due, bank, lang, user.first_name or "")
-        await reply_text(update, text, quote=True)
+        await reply_text(update, group_stats_text(progress, due, bank, lang, user.first_name or ""), quote=True)
         return
     await reply_text(update, stats_text(progress, due, bank, lang))
     png = await asyncio.to_thread(
@@ -205,7 +190,7 @@ def _question_heading(q: Question, lang: str) -> str:
     return f"{t(lang, f'kind.{q.kind}')} {q.label}. {text}"
 
 
-def _answer_meta(a: store.ExportedAnswer, lang: str, tz: tzinfo) -> str:
+def _answer_meta(a: ExportedAnswer, lang: str, tz: tzinfo) -> str:
     parts = [f"**{a.created_at.astimezone(tz):%Y-%m-%d %H:%M}**"]
     if a.chat_title is not None or a.chat_id < 0:
         parts.append(t(lang, "progress.export.in_group", title=a.chat_title or "?"))
@@ -223,10 +208,10 @@ def _quote(text: str) -> list[str]:
 
 
 def export_markdown(
-    answers: Sequence[store.ExportedAnswer], bank: Bank, lang: str, *, zone: str, tz: tzinfo, now: datetime
+    answers: Sequence[ExportedAnswer], bank: Bank, lang: str, *, zone: str, tz: tzinfo, now: datetime
 ) -> str:
     """The user's answers as Markdown: by topic (bank order), then question, then time."""
-    by_question: dict[str, list[store.ExportedAnswer]] = {}
+    by_question: dict[str, list[ExportedAnswer]] = {}
     for a in answers:
         by_question.setdefault(a.question_id, []).append(a)
     lines = [
@@ -271,8 +256,7 @@ async def cmd_export(update: Update, context: Ctx) -> None:
         return
     s = context.services
     lang = context.lang
-    async with s.db.read() as session:
-        answers = await store.exported_answers(session, user.id)
+    answers = await user_data.export(s.db, user_id=user.id)
     if not answers:
         await reply_text(update, t(lang, "progress.export_empty"))
         return
@@ -291,7 +275,7 @@ async def cmd_export(update: Update, context: Ctx) -> None:
 # /forget ------------------------------------------------------------------------------------
 
 
-def data_lines(data: store.UserData, lang: str) -> str:
+def data_lines(data: UserData, lang: str) -> str:
     answers = t(lang, "progress.data.answers", count=data.answers)
     if data.group_answers:
         answers += " " + t(lang, "progress.data.in_groups", count=data.group_answers)
@@ -325,9 +309,7 @@ async def cmd_forget(update: Update, context: Ctx) -> None:
     if is_group(update):
         await _private_only(update, context)
         return
-    s = context.services
-    async with s.db.read() as session:
-        data = await store.stored_data(session, user.id)
+    data = await user_data.stored(context.services.db, user_id=user.id)
     lang = context.lang
     parts = [t(lang, "progress.forget_ask"), data_lines(data, lang), t(lang, "progress.forget_warn")]
     text = "\n\n".join(parts)
@@ -360,8 +342,7 @@ async def cb_forget(update: Update, context: Ctx, cb: Callback) -> None:
         await reply_text(update, t(lang, "progress.forget_kept"))
         return
     s = context.services
-    async with s.db.write() as session:
-        deleted = await store.forget_user(session, user.id)
+    deleted = await user_data.forget(s.db, user_id=user.id)
     _drop_cached(s, user.id)
     context.user_row = None
     context.chat_row = None

@@ -4,23 +4,38 @@ from __future__ import annotations
 
 import contextlib
 
-from telegram import Update
+from telegram import Message, Update
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.bank.markdown import escape
-from bot.bank.model import is_number
-from bot.core.picking import candidates_for, pick
-from bot.db import practice_repo, repo
 from bot.db.models import Ask
 from bot.i18n import t
-from bot.services import answers
-from bot.services.grading import Outcome
+from bot.services import answers, asking, revealing
 from bot.tg.callbacks import Callback
-from bot.tg.common import answer_query, ask_question, check_query, command_args, is_group, reply, reply_text, show
+from bot.tg.common import (
+    answer_query,
+    ask_question,
+    check_query,
+    command_args,
+    drop_buttons,
+    is_group,
+    reply,
+    reply_text,
+    send_view,
+    show,
+)
 from bot.tg.context import Ctx
-from bot.tg.views import View, answer_views, confirm_short_view, feedback_view, nothing_found_view, question_terms_view
+from bot.tg.views import (
+    answer_views,
+    confirm_short_view,
+    feedback_view,
+    my_answer_view,
+    nothing_found_view,
+    question_terms_view,
+    term_view,
+)
 
 
 async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
@@ -28,30 +43,17 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     s = context.services
     chat = update.effective_chat
     assert chat is not None
-    bank = s.catalog.bank
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
-    chosen = topic if topic and topic != chat_filter else None  # «Следующий» keeps a topic asked for
-    topic = topic or (chat_filter if bank.topic(chat_filter or "") else None)
-    ids = candidates_for(bank, topic)
-    if not ids and topic is not None:  # a topic of practice tasks only gives its tasks
-        ids = candidates_for(bank, topic, include_tasks=True)
-    if not ids:
-        topic_obj = bank.topic(topic or "")
-        name = topic_obj.title(context.lang) if topic_obj else (topic or "")
+    choice = await asking.choose_next(
+        s.db, s.catalog.bank, s.rng, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
+    )
+    if choice.question is None:
+        topic_obj = s.catalog.bank.topic(choice.empty_topic or "")
+        name = topic_obj.title(context.lang) if topic_obj else (choice.empty_topic or "")
         await reply_text(update, t(context.lang, "topic_empty", topic=escape(name)))
         return
-    async with s.db.read() as session:
-        seen = await repo.seen_counts(session, chat.id)
-    qid = pick(ids, seen, s.rng)
-    assert qid is not None
-    note = ""
-    if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
-        counts = {seen.get(i, 0) for i in ids}
-        if len(counts) == 1 and 0 not in counts:
-            note = t(context.lang, "all_seen_cycle")
-    await ask_question(
-        update, context, bank.questions[qid], source="topic" if chosen else source, note=note, next_topic=chosen
-    )
+    note = t(context.lang, "all_seen_cycle") if choice.new_round else ""
+    await ask_question(update, context, choice.question, source=choice.source, note=note, next_topic=choice.next_topic)
 
 
 async def cmd_q(update: Update, context: Ctx) -> None:
@@ -61,70 +63,41 @@ async def cmd_q(update: Update, context: Ctx) -> None:
         return
     if not await check_query(update, context, arg):
         return
-    catalog = context.services.catalog
-    ref = arg.lstrip("#№").strip()
-    if is_number(ref) or (ref[:1].lower() in "tq" and is_number(ref[1:])):
-        q = catalog.bank.resolve(ref)
-        if q is None:
-            await reply_text(update, t(context.lang, "question_not_found", ref=escape(ref)))
-            return
-        await ask_question(update, context, q, source="number")
-        return
-    direct = catalog.bank.question(ref.lower())
-    if direct is not None:
-        await ask_question(update, context, direct, source="id")
-        return
-    topic = catalog.find_topic(arg)
-    if topic is not None:
-        await next_question(update, context, topic.id)
-        return
-    best = catalog.best_match(arg)
-    if best is None:
-        await reply(update, nothing_found_view(catalog.bank, arg, context.lang))
-        return
-    await ask_question(update, context, best, source="match")
+    found = asking.resolve(context.services.catalog, arg)
+    if found.kind == "topic":
+        await next_question(update, context, found.topic)
+    elif found.question is not None:
+        await ask_question(update, context, found.question, source=found.source)
+    elif found.kind == "not_found":
+        await reply_text(update, t(context.lang, "question_not_found", ref=escape(found.ref)))
+    else:
+        await reply(update, nothing_found_view(context.services.catalog.bank, arg, context.lang))
 
 
 async def _pending_ask(update: Update, context: Ctx) -> Ask | None:
     """The question a message refers to: the replied-to question, else (private) the pending one."""
-    message = update.effective_message
-    chat = update.effective_chat
-    assert message is not None
-    assert chat is not None
-    s = context.services
-    async with s.db.read() as session:
-        replied = message.reply_to_message
-        if replied is not None and replied.from_user and replied.from_user.id == context.bot.id:
-            ask = await repo.ask_by_message(session, chat.id, replied.message_id)
-            if ask is not None:
-                return ask
-        if chat.type == ChatType.PRIVATE and context.chat_row and context.chat_row.pending_ask_id:
-            return await repo.get_ask(session, context.chat_row.pending_ask_id)
-    return None
+    message, chat = update.effective_message, update.effective_chat
+    assert message is not None and chat is not None
+    replied = message.reply_to_message
+    by_bot = replied is not None and replied.from_user is not None and replied.from_user.id == context.bot.id
+    pending = context.chat_row.pending_ask_id if context.chat_row and chat.type == ChatType.PRIVATE else None
+    return await answers.find_ask(
+        context.services.db, chat_id=chat.id, replied_message_id=replied.message_id if replied and by_bot else None,
+        pending_ask_id=pending,
+    )  # fmt: skip
 
 
 async def reveal(update: Update, context: Ctx, q: Question) -> None:
     s = context.services
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None
+    private = chat.type == ChatType.PRIVATE
+    shown = await revealing.reveal(s.db, q, chat_id=chat.id, user_id=user.id if user else None, private=private)
     views = answer_views(q, s.catalog.bank, context.lang)
-    if chat.type == ChatType.PRIVATE and user is not None:
-        async with s.db.read() as session:
-            mine = await repo.latest_answer(session, user.id, q.id)
-        if mine is not None:
-            label = "Ваш ответ" if context.lang == "ru" else "Your answer"
-            quote = f"<b>{label}:</b>\n<blockquote expandable>{escape(mine.text)}</blockquote>"
-            views = [View(quote), *views]
-    async with s.db.write() as session:
-        await repo.add_reveal(session, q.id, chat.id, user.id if user else None)
+    if shown.mine is not None:
+        views = [my_answer_view(shown.mine, context.lang), *views]
     for view in views:
-        await context.bot.send_message(
-            chat.id,
-            view.text,
-            parse_mode="HTML",
-            reply_markup=view.keyboard,
-            disable_web_page_preview=True,
-        )
+        await send_view(context, chat.id, view)
 
 
 async def cmd_answer(update: Update, context: Ctx) -> None:
@@ -187,26 +160,21 @@ async def cb_confirm_short(update: Update, context: Ctx, cb: Callback) -> None:
     if chat is None or user is None:
         return
     ask: Ask | None = None
-    text = ""
     if cb.op == "ay":
-        ask_id, author, text = cb.args[0], cb.args[1], cb.args[2]
+        ask_id, author = cb.args[0], cb.args[1]
         if not (ask_id.isdigit() and author.isdigit()):
             await answer_query(update, context, t(context.lang, "stale_button"))
             return
         if int(author) != user.id:
             await answer_query(update, context, t(context.lang, "practice.confirm_not_yours"), alert=True)
             return
-        async with context.services.db.read() as session:
-            ask = await repo.get_ask(session, int(ask_id))
+        ask = await answers.get_ask(context.services.db, int(ask_id))
     q = context.services.catalog.bank.question(ask.question_id) if ask and ask.chat_id == chat.id else None
-    query = update.callback_query
-    if query is not None and query.message is not None:
-        with contextlib.suppress(TelegramError):
-            await query.edit_message_reply_markup(None)
+    await drop_buttons(update)
     if ask is None or q is None:
         await reply_text(update, t(context.lang, "practice.confirm_dropped"))
         return
-    await submit_answer(update, context, ask, q, text, None)
+    await submit_answer(update, context, ask, q, cb.args[2], None)
 
 
 async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, text: str, message_id: int | None) -> None:
@@ -215,48 +183,30 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
     s = context.services
-    bank = s.catalog.bank
-    if ask.source == "interview":
-        async with s.db.read() as session:
-            pending = await practice_repo.item_for_ask(session, ask.id)
-        if pending is not None and pending[0].user_id == user.id:
-            from bot.tg.handlers.interview import awaits_follow_up, on_follow_up_answer
+    status: Message | None = None
 
-            if awaits_follow_up(*pending):
-                await on_follow_up_answer(update, context, pending[0], pending[1], text)
-                return
-    status = None
-    if s.grader.name == "keywords":
-        outcome = Outcome(s.grader.grade_sync(q, text, bank.lexicon))
-        recorded = await answers.record_answer(
-            s.db, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id, message_id=message_id,
-            text=text, grade=outcome.grade, now=s.clock(),
-        )  # fmt: skip
-    else:
-        recorded = await answers.record_answer(
-            s.db, ask=ask, question_id=q.id, user_id=user.id, chat_id=chat.id, message_id=message_id,
-            text=text, grade=None, now=s.clock(),
-        )  # fmt: skip
+    async def checking() -> None:
+        nonlocal status
         status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
         with contextlib.suppress(TelegramError):  # only a hint that the bot is working
             await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
-        outcome = await s.grader.grade(q, text, lang=context.lang, user_key=str(user.id), lexicon=bank.lexicon)
-        await answers.apply_grade(s.db, answer=recorded.answer, grade=outcome.grade, now=s.clock())
-    if s.metrics is not None:
-        s.metrics.answers.inc()
-    if recorded.interview is not None:
-        interview, item = recorded.interview
-        current = interview.status == "open" and item.position == interview.position and item.answered_at is None
-        if current and interview.user_id == user.id:
-            from bot.tg.handlers.interview import on_interview_answer
 
-            await on_interview_answer(update, context, interview, item, recorded.answer, outcome, status=status)
-            return
-    key = "answer_saved_again" if recorded.again else "answer_saved"
-    head = t(context.lang, key, chars=len(text))
+    done = await answers.submit(
+        s.db, s.grader, s.catalog.bank, ask=ask, question=q, user_id=user.id, chat_id=chat.id,
+        message_id=message_id, text=text, lang=context.lang, clock=s.clock, on_stored=checking,
+    )  # fmt: skip
+    if s.metrics is not None and not done.follow_up_saved:
+        s.metrics.answers.inc()
+    if done.follow_up_saved or done.interview is not None:
+        from bot.tg.handlers.interview import after_interview_answer
+
+        await after_interview_answer(update, context, done, status)
+        return
+    assert done.outcome is not None
+    head = t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
     view = feedback_view(
-        q, outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
-        fallback=outcome.fallback, next_topic=q.topic if ask.source == "topic" else None,
+        q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
+        fallback=done.outcome.fallback, next_topic=q.topic if ask.source == "topic" else None,
     )  # fmt: skip
     await show(update, view, status, quote=is_group(update))
 
@@ -267,23 +217,13 @@ async def on_edited_answer(update: Update, context: Ctx) -> None:
     chat, user = update.effective_chat, update.effective_user
     if message is None or chat is None or user is None or not message.text:
         return
-    s = context.services
-    async with s.db.write() as session:
-        earlier = await repo.answer_by_message(session, chat.id, message.message_id)
-        if earlier is None:
-            return
-        ask = await repo.get_ask(session, earlier.ask_id) if earlier.ask_id else None
-        await repo.add_answer(
-            session,
-            ask=ask,
-            question_id=earlier.question_id,
-            user_id=user.id,
-            chat_id=chat.id,
-            message_id=message.message_id,
-            text=message.text,
-            edited=True,
+    stored = await answers.record_edit(
+        context.services.db, chat_id=chat.id, message_id=message.message_id, user_id=user.id, text=message.text
+    )
+    if stored:
+        await context.bot.send_message(
+            chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id
         )
-    await context.bot.send_message(chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id)
 
 
 async def on_non_text(update: Update, context: Ctx) -> None:
@@ -309,12 +249,8 @@ async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
-    if len(q.terms) == 1 and (term := bank.term(q.terms[0])) is not None:
-        from bot.tg.views import term_view
-
-        await reply(update, term_view(term, bank, context.lang))
-        return
-    await reply(update, question_terms_view(q, bank, context.lang))
+    term = revealing.single_term(bank, q)
+    await reply(update, term_view(term, bank, context.lang) if term else question_terms_view(q, bank, context.lang))
 
 
 async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
@@ -332,8 +268,7 @@ async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
         q, index, query = catalog.bank.question(cb.args[0]), cb.int(1), cb.args[2]
     else:
         index, query = cb.int(0), cb.args[1]
-        ids = [h.question_id for h in catalog.search.search(query, limit=80)]
-        q = catalog.bank.question(ids[index]) if index < len(ids) else None
+        q = asking.search_result(catalog, query, index)
         if q is None:  # the results are exhausted: go on by the chat's filter
             await next_question(update, context, source="next")
             return

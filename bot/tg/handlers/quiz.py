@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 import random
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date
 from typing import Literal, cast
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
@@ -17,25 +16,22 @@ from telegram.ext import PollAnswerHandler
 
 from bot.bank.markdown import escape
 from bot.catalog import Catalog
-from bot.core.quiz import make_quiz, quiz_for_term
-from bot.core.schedule import get_tz
-from bot.db import quiz_repo, repo
 from bot.db.engine import Database
 from bot.db.quiz_repo import BoardRow
 from bot.i18n import plural_ru, t
+from bot.services import quizzes
+from bot.services.quizzes import PERIODS
+from bot.services.quizzes import week_start as week_start  # the tests import it from here
 from bot.tg.callbacks import Callback, encode
-from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text
+from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text, user_info
 from bot.tg.context import Ctx
 from bot.tg.views import View
 
 log = logging.getLogger(__name__)
 
 _RNG = random.Random()
-PERIODS = ("week", "all")
 OFF_WORDS = frozenset({"off", "hide", "выкл", "скрыть", "нет"})
 ON_WORDS = frozenset({"on", "show", "вкл", "показать", "да"})
-# a poll answer may race the write that records its poll: wait this long for the poll row
-_POLL_WAITS = (0.2, 0.5, 1.0)
 # the option indexes Telegram accepts (PTB types them as literals)
 OptionId = Literal[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 _MEDALS = ("🥇", "🥈", "🥉")
@@ -60,15 +56,7 @@ async def send_quiz_poll(
     """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
     record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
     propagate to the caller."""
-    rng = rng or _RNG
-    bank = catalog.bank
-    term = bank.term(term_id) if term_id else None
-    if term is not None:
-        quiz = quiz_for_term(bank, term, rng, lang=lang, topic=topic)
-    else:
-        async with db.read() as session:
-            seen = await quiz_repo.quizzed_terms(session, chat_id)
-        quiz = make_quiz(bank, rng, lang=lang, topic=topic, seen=seen)
+    quiz = await quizzes.build(db, catalog, rng or _RNG, chat_id=chat_id, lang=lang, topic=topic, term_id=term_id)
     if quiz is None:
         return None
     message = await bot.send_poll(
@@ -83,16 +71,9 @@ async def send_quiz_poll(
     if message.poll is None:  # pragma: no cover - Telegram always returns the poll
         log.warning("sendPoll to %s returned no poll", chat_id)
         return message
-    async with db.write() as session:
-        await quiz_repo.record_poll(
-            session,
-            poll_id=message.poll.id,
-            chat_id=chat_id,
-            message_id=message.message_id,
-            term_id=quiz.term_id,
-            correct_option=quiz.correct_option,
-            source=source,
-        )
+    await quizzes.record_poll(
+        db, quiz, poll_id=message.poll.id, chat_id=chat_id, message_id=message.message_id, source=source
+    )
     return message
 
 
@@ -103,39 +84,21 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
     if chat is None:
         return
     s = context.services
-    catalog = s.catalog
     arg = command_args(context)
-    topic: str | None = None
-    term_id: str | None = None
-    if arg:
-        if not await check_query(update, context, arg):
-            return
-        found = catalog.find_topic(arg)
-        if found is not None:
-            topic = found.id
-        else:
-            matches = catalog.glossary.lookup(arg)
-            if not matches or not catalog.glossary.is_sure(matches):
-                await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
-                return
-            term_id = matches[0].term.id
-    else:
-        chat_filter = context.chat_row.topic_filter if context.chat_row else None
-        topic = chat_filter if chat_filter and catalog.bank.topic(chat_filter) else None
+    if arg and not await check_query(update, context, arg):
+        return
+    chat_filter = context.chat_row.topic_filter if context.chat_row else None
+    found = quizzes.target(s.catalog, arg, chat_filter=chat_filter)
+    if found.unknown:
+        await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
+        return
     message = await send_quiz_poll(
-        context.bot,
-        s.db,
-        catalog,
-        chat.id,
-        context.lang,
-        source="quiz",
-        topic=topic,
-        term_id=term_id,
-        rng=s.rng,
-    )
+        context.bot, s.db, s.catalog, chat.id, context.lang, source="quiz", topic=found.topic,
+        term_id=found.term_id, rng=s.rng,
+    )  # fmt: skip
     if message is None:
-        found_topic = catalog.bank.topic(topic or "")
-        name = found_topic.title(context.lang) if found_topic else (topic or "")
+        topic = s.catalog.bank.topic(found.topic or "")
+        name = topic.title(context.lang) if topic else (found.topic or "")
         await reply_text(update, t(context.lang, "quiz.no_terms", topic=escape(name)))
 
 
@@ -146,23 +109,10 @@ async def on_poll_answer(update: Update, context: Ctx) -> None:
     if answer is None or answer.user is None:  # anonymous admins vote as the chat: not counted
         return
     user = answer.user
-    option = answer.option_ids[0] if answer.option_ids else None
-    db = context.services.db
-    for wait in (*_POLL_WAITS, None):
-        async with db.write() as session:
-            poll = await quiz_repo.get_poll(session, answer.poll_id)
-            if poll is not None:
-                if not user.is_bot:
-                    await repo.upsert_user(
-                        session,
-                        repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code),
-                    )
-                await quiz_repo.record_poll_answer(session, poll, user.id, option)
-                return
-        if wait is None:
-            break
-        await asyncio.sleep(wait)
-    log.info("answer to an unknown poll %s ignored", answer.poll_id)
+    await quizzes.record_vote(
+        context.services.db, poll_id=answer.poll_id, voter=user_info(user), is_bot=user.is_bot,
+        option=answer.option_ids[0] if answer.option_ids else None,
+    )  # fmt: skip
 
 
 def poll_answer_handler() -> PollAnswerHandler[Ctx, None]:
@@ -171,14 +121,6 @@ def poll_answer_handler() -> PollAnswerHandler[Ctx, None]:
 
 
 # -- /top ----------------------------------------------------------------------------------------
-
-
-def week_start(now: datetime, zone: str) -> datetime:
-    """Monday 00:00 of ``now``'s week in ``zone``, as a UTC instant."""
-    tz = get_tz(zone)
-    local = now.astimezone(tz).date()
-    monday = local - timedelta(days=local.weekday())
-    return datetime.combine(monday, time(0), tzinfo=tz).astimezone(UTC)
 
 
 def format_points(points: float, lang: str) -> str:
@@ -240,21 +182,14 @@ def board_view(rows: list[BoardRow], period: str, lang: str, since: date | None)
 async def _board(context: Ctx, chat_id: int, period: str) -> View:
     s = context.services
     zone = (context.chat_row.timezone if context.chat_row else None) or s.settings.default_timezone
-    since = week_start(s.clock(), zone) if period == "week" else None
-    async with s.db.read() as session:
-        rows = await quiz_repo.leaderboard(session, chat_id, since=since)
-    local_since = since.astimezone(get_tz(zone)).date() if since else None
-    return board_view(rows, period, context.lang, local_since)
+    found = await quizzes.board(s.db, chat_id=chat_id, period=period, zone=zone, now=s.clock())
+    return board_view(found.rows, period, context.lang, found.since)
 
 
 async def _set_opt_out(update: Update, context: Ctx, opted_out: bool) -> str:
     user = update.effective_user
     assert user is not None
-    async with context.services.db.write() as session:
-        await repo.upsert_user(
-            session, repo.UserInfo(user.id, user.first_name or "", user.username, user.language_code)
-        )
-        await quiz_repo.set_board_opt_out(session, user.id, opted_out)
+    await quizzes.set_opt_out(context.services.db, user_info(user), opted_out=opted_out)
     if context.user_row is not None:
         context.user_row.board_opt_out = opted_out
     key = "quiz.board.opted_out" if opted_out else "quiz.board.opted_in"

@@ -13,8 +13,8 @@ from telegram import (
 from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
-from bot.db import repo
 from bot.i18n import LANGUAGES, t
+from bot.services import user_data
 from bot.tg.callbacks import Callback
 from bot.tg.common import ask_question, command_args, is_group, reply, reply_text
 from bot.tg.context import Ctx
@@ -108,16 +108,12 @@ async def set_language(update: Update, context: Ctx, lang: str) -> None:
 
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None
-    s = context.services
-    if chat.type == ChatType.PRIVATE:
-        assert user is not None
-        async with s.db.write() as session:
-            await repo.set_user_fields(session, user.id, language=lang)
-    else:
-        if not await require_group_admin(update, context):
-            return
-        async with s.db.write() as session:
-            await repo.set_chat_fields(session, chat.id, language=lang)
+    private = chat.type == ChatType.PRIVATE
+    if not private and not await require_group_admin(update, context):
+        return
+    await user_data.set_language(
+        context.services.db, chat_id=chat.id, user_id=user.id if user else None, private=private, lang=lang
+    )
     context.lang = lang
     message = update.effective_message
     assert message is not None

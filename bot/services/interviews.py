@@ -1,0 +1,222 @@
+"""Mock interviews: start, ask the current question, take its answer (and one follow-up), skip,
+abandon, and the report's data.
+
+The session lives in the database (interviews, interview_items), so it survives restarts and can
+be resumed or abandoned; one open session per user per chat. The ``Interview`` a caller holds is a
+detached copy: the functions here that move it on update its ``position`` too.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.bank import Bank, Question
+from bot.bank.model import is_number
+from bot.catalog import Catalog
+from bot.core import interview as core
+from bot.core.grading import Grade
+from bot.db import practice_repo, repo
+from bot.db.engine import Database
+from bot.db.models import Ask, Interview, InterviewItem
+
+STOP_WORDS = frozenset({"stop", "стоп", "end", "закончить", "abandon"})
+FOLLOW_UP_LIMIT = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What ``/interview 10 lora 2m`` asks for."""
+
+    size: int = core.DEFAULT_SIZE
+    topics: tuple[str, ...] = ()
+    time_limit: int | None = None  # seconds per question
+    stop: bool = False  # «/interview stop»
+
+
+def parse_request(catalog: Catalog, words: Sequence[str]) -> Request | None:
+    """The request in the command's words; None when a word is neither a size, a time limit nor a
+    topic (the usage is shown then)."""
+    if words and words[0].lower() in STOP_WORDS:
+        return Request(stop=True)
+    size, topics, limit = core.DEFAULT_SIZE, [], None
+    for token in words:
+        if is_number(token):
+            size = max(1, min(core.MAX_SIZE, int(token)))
+            continue
+        seconds = core.parse_time_limit(token)
+        if seconds is not None:
+            limit = seconds
+            continue
+        topic = catalog.find_topic(token)
+        if topic is None:
+            return None
+        topics.append(topic.id)
+    return Request(size, tuple(topics), limit)
+
+
+async def open_interview(db: Database, *, user_id: int, chat_id: int) -> Interview | None:
+    async with db.read() as session:
+        return await practice_repo.open_interview(session, user_id, chat_id)
+
+
+async def start(
+    db: Database, bank: Bank, rng: random.Random, *, user_id: int, chat_id: int, request: Request, now: datetime
+) -> Interview | None:
+    """Choose the questions (unanswered ones first) and open the session; None when none fit."""
+    async with db.read() as session:
+        answered = await repo.answered_per_question(session, user_id)
+    chosen = core.choose(bank, list(request.topics), request.size, rng, answered)
+    if not chosen:
+        return None
+    async with db.write() as session:
+        return await practice_repo.create_interview(
+            session, user_id, chat_id, chosen, topics=request.topics, time_limit=request.time_limit, now=now
+        )
+
+
+async def _advance(
+    session: AsyncSession, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime
+) -> None:
+    db_item = await practice_repo.item_at(session, interview.id, item.position)
+    db_interview = await session.get(Interview, interview.id)
+    assert db_item is not None and db_interview is not None
+    if skipped:
+        db_item.skipped = True
+        db_item.answered_at = now
+    db_interview.position = item.position + 1
+    interview.position = db_interview.position
+
+
+async def current_question(db: Database, bank: Bank, interview: Interview, *, now: datetime) -> Question | None:
+    """The question at the interview's position; questions gone from the bank are skipped. None:
+    no question is left (the caller finishes the interview)."""
+    while True:
+        async with db.read() as session:
+            item = await practice_repo.item_at(session, interview.id, interview.position)
+        if item is None:
+            return None
+        q = bank.question(item.question_id)
+        if q is not None:
+            return q
+        async with db.write() as session:  # the bank changed under an open interview
+            await _advance(session, interview, item, skipped=True, now=now)
+
+
+async def record_asked(db: Database, interview: Interview, q: Question, *, now: datetime) -> Ask:
+    """Record the current question as asked (before it is shown, as ``asking.record_ask``)."""
+    async with db.write() as session:
+        ask = await repo.record_ask(session, interview.chat_id, q.id, user_id=interview.user_id, source="interview")
+        stored = await practice_repo.item_at(session, interview.id, interview.position)
+        assert stored is not None
+        stored.ask_id, stored.asked_at = ask.id, now
+    return ask
+
+
+def awaits_follow_up(interview: Interview, item: InterviewItem) -> bool:
+    return (
+        interview.status == "open"
+        and item.position == interview.position
+        and item.answered_at is not None
+        and item.follow_up is not None
+        and item.follow_up_answer is None
+    )
+
+
+def is_current(interview: Interview, item: InterviewItem, user_id: int) -> bool:
+    """The item is the open interview's current, unanswered question, and ``user_id`` its taker."""
+    return (
+        interview.status == "open"
+        and item.position == interview.position
+        and item.answered_at is None
+        and interview.user_id == user_id
+    )
+
+
+async def pending_follow_up(db: Database, *, ask: Ask, user_id: int) -> tuple[Interview, InterviewItem] | None:
+    """The interview item whose follow-up question this user's message answers, if any."""
+    if ask.source != "interview":
+        return None
+    async with db.read() as session:
+        pending = await practice_repo.item_for_ask(session, ask.id)
+    if pending is None or pending[0].user_id != user_id or not awaits_follow_up(*pending):
+        return None
+    return pending
+
+
+async def record_answer(db: Database, interview: Interview, item: InterviewItem, grade: Grade, *, now: datetime) -> str:
+    """The answer to the current question was stored and graded: note it on the item and move on,
+    unless the LLM examiner asked a follow-up (returned; one per question, the interview moves on
+    after its answer or /skip)."""
+    follow_up = grade.follow_up.strip()[:FOLLOW_UP_LIMIT] if grade.backend == "llm" else ""
+    async with db.write() as session:
+        db_item = await practice_repo.item_at(session, interview.id, item.position)
+        assert db_item is not None
+        db_item.answered_at, db_item.coverage = now, grade.score
+        if follow_up:
+            db_item.follow_up = follow_up
+        else:
+            await _advance(session, interview, item, skipped=False, now=now)
+    return follow_up
+
+
+async def answer_follow_up(
+    db: Database, interview: Interview, item: InterviewItem, text: str, *, now: datetime
+) -> None:
+    """The answer to the interviewer's follow-up: kept for the report, then the interview moves on."""
+    async with db.write() as session:
+        db_item = await practice_repo.item_at(session, interview.id, item.position)
+        assert db_item is not None
+        db_item.follow_up_answer = text
+        await _advance(session, interview, item, skipped=False, now=now)
+
+
+async def skip(db: Database, *, user_id: int, chat_id: int, now: datetime) -> Interview | None:
+    """Skip the current question (during a follow-up only the follow-up: the answer stands).
+    None when there is no open interview with a question to skip."""
+    async with db.write() as session:
+        interview = await practice_repo.open_interview(session, user_id, chat_id)
+        item = await practice_repo.item_at(session, interview.id, interview.position) if interview else None
+        if interview is None or item is None:
+            return None
+        following = awaits_follow_up(interview, item)
+        await _advance(session, interview, item, skipped=not following, now=now)
+    return interview
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A finished (or abandoned) interview: its answered items with their results."""
+
+    interview: Interview
+    items: list[InterviewItem] = field(default_factory=list)  # answered or skipped, in order
+    results: list[core.ItemResult] = field(default_factory=list)
+    summary: core.Report | None = None
+    seconds: float = 0.0  # from the start to ``finish``
+
+
+async def finish(db: Database, bank: Bank, interview: Interview, *, abandoned: bool, now: datetime) -> Report | None:
+    """Close the interview; its report, or None when it was abandoned before any answer."""
+    async with db.write() as session:
+        db_interview = await session.get(Interview, interview.id)
+        assert db_interview is not None
+        db_interview.status = "abandoned" if abandoned else "finished"
+        db_interview.finished_at = now
+        items = await practice_repo.items(session, interview.id)
+    if abandoned and not any(i.answered_at for i in items):
+        return None
+    done = [i for i in items if i.answered_at is not None]
+    results = [
+        core.ItemResult(
+            i.question_id, i.coverage, i.self_grade,
+            (i.answered_at - i.asked_at).total_seconds() if i.answered_at and i.asked_at else None,
+            i.skipped,
+        )
+        for i in done
+    ]  # fmt: skip
+    seconds = (now - interview.started_at).total_seconds()
+    return Report(interview, done, results, core.report(bank, results), seconds)
