@@ -50,7 +50,7 @@ def test_a_command_flood_in_a_group_does_not_stall_others(strict: FakeTelegram, 
         bot.stop()
     print(f"\n/q during a 100 × /help flood in a group: {latency:.2f} s; {len(helps)} group replies")
     assert latency < 2
-    assert 1 <= len(helps) <= 5  # the same command waiting from the same member is answered once
+    assert 1 <= len(helps) <= 10  # not 20 (the group budget): a waiting duplicate is answered once
     assert fake.rate_violations == []
 
 
