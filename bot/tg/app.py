@@ -43,6 +43,7 @@ from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, reply_text
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
+from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
 from bot.web import WebServer
 
@@ -246,12 +247,13 @@ def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Serv
         )
         return
     services.push = PushService(
-        app.bot,
+        TelegramPushChannel(app.bot, paid_broadcast=settings.paid_broadcast),
         services.db,
         services.catalog_holder,
         settings,
         clock=services.clock,
         metrics=services.metrics,
+        rng=services.rng,
     )
     services.push.start()
     assert app.job_queue is not None

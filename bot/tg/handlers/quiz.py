@@ -6,23 +6,25 @@ import asyncio
 import html
 import logging
 import random
+from collections.abc import Coroutine
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram import Poll as TgPoll
 from telegram.constants import ChatType, ParseMode
 from telegram.error import BadRequest
-from telegram.ext import PollAnswerHandler
+from telegram.ext import ExtBot, PollAnswerHandler
 
 from bot.bank.markdown import escape
 from bot.catalog import Catalog
-from bot.core.quiz import make_quiz, quiz_for_term
+from bot.core.quiz import Quiz
 from bot.core.schedule import get_tz
 from bot.db import quiz_repo, repo
 from bot.db.engine import Database
 from bot.db.quiz_repo import BoardRow
 from bot.i18n import plural_ru, t
+from bot.services.quizzes import choose_quiz, record_quiz
 from bot.tg.callbacks import Callback, encode
 from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text
 from bot.tg.context import Ctx
@@ -30,7 +32,6 @@ from bot.tg.views import View
 
 log = logging.getLogger(__name__)
 
-_RNG = random.Random()
 PERIODS = ("week", "all")
 OFF_WORDS = frozenset({"off", "hide", "выкл", "скрыть", "нет"})
 ON_WORDS = frozenset({"on", "show", "вкл", "показать", "да"})
@@ -45,33 +46,11 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 # -- /quiz ---------------------------------------------------------------------------------------
 
 
-async def send_quiz_poll(
-    bot: Bot,
-    db: Database,
-    catalog: Catalog,
-    chat_id: int,
-    lang: str,
-    *,
-    source: str,
-    topic: str | None,
-    term_id: str | None = None,
-    rng: random.Random | None = None,
-) -> Message | None:
-    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
-    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
-    propagate to the caller."""
-    rng = rng or _RNG
-    bank = catalog.bank
-    term = bank.term(term_id) if term_id else None
-    if term is not None:
-        quiz = quiz_for_term(bank, term, rng, lang=lang, topic=topic)
-    else:
-        async with db.read() as session:
-            seen = await quiz_repo.quizzed_terms(session, chat_id)
-        quiz = make_quiz(bank, rng, lang=lang, topic=topic, seen=seen)
-    if quiz is None:
-        return None
-    message = await bot.send_poll(
+def post_quiz(
+    bot: ExtBot[Any], chat_id: int, quiz: Quiz, *, rate_limit_args: int | None = None
+) -> Coroutine[Any, Any, Message]:
+    """The sendPoll request for ``quiz``."""
+    return bot.send_poll(
         chat_id,
         quiz.question,
         list(quiz.options),
@@ -79,20 +58,33 @@ async def send_quiz_poll(
         type=TgPoll.QUIZ,
         correct_option_ids=[cast(OptionId, quiz.correct_option)],  # PTB 22.8 deprecates correct_option_id
         explanation=quiz.explanation,
+        rate_limit_args=rate_limit_args,
     )
+
+
+async def send_quiz_poll(
+    bot: ExtBot[Any],
+    db: Database,
+    catalog: Catalog,
+    chat_id: int,
+    lang: str,
+    rng: random.Random,
+    *,
+    source: str,
+    topic: str | None,
+    term_id: str | None = None,
+) -> Message | None:
+    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
+    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
+    propagate to the caller."""
+    quiz = await choose_quiz(db, catalog.bank, chat_id, lang, rng, topic=topic, term_id=term_id)
+    if quiz is None:
+        return None
+    message = await post_quiz(bot, chat_id, quiz)
     if message.poll is None:  # pragma: no cover - Telegram always returns the poll
         log.warning("sendPoll to %s returned no poll", chat_id)
         return message
-    async with db.write() as session:
-        await quiz_repo.record_poll(
-            session,
-            poll_id=message.poll.id,
-            chat_id=chat_id,
-            message_id=message.message_id,
-            term_id=quiz.term_id,
-            correct_option=quiz.correct_option,
-            source=source,
-        )
+    await record_quiz(db, quiz, chat_id, message_id=message.message_id, poll_id=message.poll.id, source=source)
     return message
 
 
@@ -128,10 +120,10 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
         catalog,
         chat.id,
         context.lang,
+        s.rng,
         source="quiz",
         topic=topic,
         term_id=term_id,
-        rng=s.rng,
     )
     if message is None:
         found_topic = catalog.bank.topic(topic or "")
