@@ -234,6 +234,11 @@ async def set_chat_fields(session: AsyncSession, chat_id: int, **values: object)
     await session.execute(update(Chat).where(Chat.id == chat_id).values(**values))
 
 
+async def subscribed_chat_ids(session: AsyncSession) -> list[int]:
+    """The chats with the daily push on (a broadcast's audience)."""
+    return list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
+
+
 async def set_user_fields(session: AsyncSession, user_id: int, **values: object) -> None:
     await session.execute(update(User).where(User.id == user_id).values(**values))
 

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from telegram import Update
-from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, NetworkError, TimedOut
 from telegram.ext import (
     Application,
@@ -40,7 +39,7 @@ from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services.grading import build_grader
 from bot.tg import callbacks
-from bot.tg.common import answer_query, load_update_state, reply_text
+from bot.tg.common import answer_query, load_update_state, on_unknown_command
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
 from bot.tg.push_channel import TelegramPushChannel
@@ -153,19 +152,6 @@ async def on_callback(update: Update, context: Ctx) -> None:
         await handler(update, context, cb)
     finally:
         await answer_query(update, context)  # stop the button's spinner if the handler did not
-
-
-async def on_unknown_command(update: Update, context: Ctx) -> None:
-    message = update.effective_message
-    if message is None or not message.text:
-        return
-    command = message.text.split()[0]
-    name, _, target = command.partition("@")
-    in_group = update.effective_chat is not None and update.effective_chat.type != ChatType.PRIVATE
-    # in groups, only answer commands addressed to this bot (others may be for other bots)
-    if in_group and target.lower() != (context.bot.username or "").lower():
-        return
-    await reply_text(update, t(context.lang, "unknown_command", command=name[:40].replace("<", "")))
 
 
 async def on_error(update: object, context: Ctx) -> None:
