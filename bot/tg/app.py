@@ -44,7 +44,7 @@ from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
-from bot.web import WebServer
+from bot.tg.web import WebServer
 
 log = logging.getLogger(__name__)
 
