@@ -14,8 +14,6 @@ from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-MINUTES_PER_DAY = 24 * 60
-
 # Common abbreviations → an IANA zone that observes them (DST included where the zone has it).
 ABBREVIATIONS = {
     "UTC": "UTC",

@@ -1,5 +1,6 @@
-"""The composition root: builds the PTB Application, registers every handler in one ordered table,
-creates services in ``post_init`` and closes them in ``post_shutdown``."""
+"""The composition root: builds the PTB Application and its services (``build_application``),
+registers every handler in one ordered table, starts the push sender in ``post_init`` and closes
+the database in ``post_shutdown``."""
 
 from __future__ import annotations
 

@@ -31,11 +31,6 @@ QUIZ_WORDS = {"quiz", "квиз", "опрос"}
 QUESTION_WORDS = {"question", "вопрос"}
 
 
-def _zone(context: Ctx) -> str:
-    chat = context.chat_row
-    return (chat.timezone if chat else None) or context.services.settings.default_timezone
-
-
 async def _save(update: Update, context: Ctx, **values: object) -> Chat:
     """Store settings and recompute the next push (never a second push on a day already served)."""
     s = context.services
