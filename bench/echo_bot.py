@@ -9,7 +9,7 @@ limiter unless ``--rate-limiter`` (then AIORateLimiter with our settings), no pe
 queue work, logging at WARNING. One MessageHandler(TEXT) that replies with the text; a
 CallbackQueryHandler answers button presses.
 
-    python -m bench.echo_bot [--sequential] [--rate-limiter] [--sniffio-shim] [--pool N]
+    python -m bench.echo_bot [--sequential] [--rate-limiter] [--pool N]
 """
 
 from __future__ import annotations
@@ -37,14 +37,7 @@ def main() -> None:
     parser.add_argument("--sequential", action="store_true", help="PTB's default: one update at a time")
     parser.add_argument("--rate-limiter", action="store_true", help="AIORateLimiter as bot/tg/app.py sets it")
     parser.add_argument("--pool", type=int, default=0, help="connection_pool_size (0: PTB's default, 256)")
-    parser.add_argument(
-        "--sniffio-shim", action="store_true", help="as if sniffio were installed (bench.proposals.sniffio_shim)"
-    )
     args = parser.parse_args()
-    if args.sniffio_shim:
-        from bench.proposals import sniffio_shim
-
-        sniffio_shim()
     logging.basicConfig(level=logging.WARNING)
     api = os.environ["TELEGRAM_API_URL"].rstrip("/")
     builder = (

@@ -282,24 +282,15 @@ async def run_ours(h: Harness, users: int, cycles: int, uid0: int) -> None:
         await cycle(h, uid0 + i % users, i)
 
 
-async def run_interleaved(he: Harness, h: Harness, hp: Harness | None, users: int, cycles: int, uid0: int) -> None:
-    """Echo, current and (optionally) the proposals, cycle by cycle, so that the machine's noise
-    hits them alike."""
-    from bench import proposals
-
+async def run_interleaved(he: Harness, h: Harness, users: int, cycles: int, uid0: int) -> None:
+    """Echo and ours, cycle by cycle, so that the machine's noise hits them alike."""
     for i in range(20):
         await he.text(None, uid0 + i, "warm-up")
     await warm_ours(h, users, uid0)
-    if hp is not None:
-        with proposals.applied():
-            await warm_ours(hp, users, uid0)
     for i in range(cycles):
         for j in range(5):
             await he.text("echo", uid0 + (i * 5 + j) % 50, f"{ANSWER[:60]} {i}")
         await cycle(h, uid0 + i % users, i)
-        if hp is not None:
-            with proposals.applied():
-                await cycle(hp, uid0 + i % users, i)
 
 
 def _bucket(filename: str) -> str:
@@ -399,21 +390,16 @@ def _stats(rows: list[tuple[float, float, int, float, int]]) -> dict[str, float]
 
 
 async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) -> list[list[str]]:
-    """What one unit of database work costs (the figures behind the proposals). The variants run
-    interleaved, round after round, and each figure is the median of the round medians, so that
-    the machine's noise hits them alike."""
+    """What one unit of database work costs. The operations run interleaved, round after round, and
+    each figure is the median of the round medians, so that the machine's noise hits them alike."""
     from sqlalchemy import literal, select
 
-    from bench import proposals
     from bot.db import repo
     from bot.db.engine import Database
     from bot.db.models import Chat, User
 
     chats, users = Chat.__table__, User.__table__
-    dbs = {
-        "aiosqlite (current)": Database(f"sqlite:///{url_path}"),
-        "inline sqlite3 (proposal)": proposals.make_proto_database(f"sqlite:///{url_path}", inline_writes=True),
-    }
+    dbs = {"aiosqlite (current)": Database(f"sqlite:///{url_path}")}
     for db in dbs.values():
         await db.migrate()
     async with dbs["aiosqlite (current)"].write() as s:
@@ -466,43 +452,28 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
         await db.close()
     rows = []
     for name, _ in ops:
-        cur, new = (median(found[(name, label)]) for label in dbs)
-        rows.append([name, fmt(cur, 0), fmt(new, 0)])
+        rows.append([name, *(fmt(median(found[(name, label)]), 0) for label in dbs)])
     return rows
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    from bench import proposals
-
     work = tempdir("inprocess")
     try:
         ours, request, sql = await build_ours(work / "bot.db")
         echo, echo_request = await build_echo()
         h = Harness(ours, request, sql)
         he = Harness(echo, echo_request, None)
-        hp = None
-        if args.with_proposals:
-            with proposals.applied():
-                proto, proto_request, proto_sql = await build_ours(work / "proto.db")
-            hp = Harness(proto, proto_request, proto_sql)
         runs: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
         uid = 1_000_000
         for r in range(args.repeats):
-            for harness in (he, h, hp):
-                if harness is not None:
-                    harness.samples.clear()
-            await run_interleaved(he, h, hp, args.users, args.cycles, uid + 100)
+            for harness in (he, h):
+                harness.samples.clear()
+            await run_interleaved(he, h, args.users, args.cycles, uid + 100)
             uid += 10_000
-            for name, harness in (("echo", he), ("current", h), ("proposals", hp)):
-                if harness is None:
-                    continue
+            for name, harness in (("echo", he), ("current", h)):
                 for kind, rows in harness.samples.items():
                     runs[name][kind].append(_stats(rows))
             line = ", ".join(f"{k} {runs['current'][k][-1]['wall_mean']:,.0f}" for k in runs["current"])
-            if hp is not None:
-                line += " | with proposals: " + ", ".join(
-                    f"{k} {runs['proposals'][k][-1]['wall_mean']:,.0f}" for k in runs["proposals"]
-                )
             print(
                 f"  run {r + 1}: mean µs/update: echo {runs['echo']['echo'][-1]['wall_mean']:,.0f}, {line}", flush=True
             )
@@ -523,19 +494,9 @@ async def main_async(args: argparse.Namespace) -> int:
                 fmt(median(x["sql_n"] for x in rs), 1),
                 fmt(median(x["sql_us"] for x in rs), 0),
             ]
-            if hp is not None:
-                if kind == "echo":
-                    row += ["", "", "", ""]
-                else:
-                    pm = median(x["wall_mean"] for x in runs["proposals"][kind])
-                    pc = median(x["cpu_mean"] for x in runs["proposals"][kind])
-                    cur_cpu = median(x["cpu_mean"] for x in rs)
-                    row += [fmt(pm, 0), f"{mean / pm:.2f}×", fmt(pc, 0), f"{cur_cpu / pc:.2f}×"]
             rows.append(row)
         banner(f"µs per update (medians over {args.repeats} repeats of {args.cycles} updates per kind)")
         headers = ["update", "wall µs (mean)", "p50", "p99", "CPU µs", "× echo", "API calls", "SQL stmts", "SQL µs"]
-        if hp is not None:
-            headers += ["proposals wall µs", "speed-up", "proposals CPU µs", "CPU speed-up"]
         print(table(headers, rows))
 
         def mix(name: str) -> float:
@@ -546,7 +507,7 @@ async def main_async(args: argparse.Namespace) -> int:
         banner("database unit costs (p50 µs, same machine, same run)")
         print(
             table(
-                ["operation", "aiosqlite (current)", "inline sqlite3 (proposal)"],
+                ["operation", "aiosqlite (current)"],
                 await db_unit_costs(work / "units.db"),
             )
         )
@@ -557,19 +518,14 @@ async def main_async(args: argparse.Namespace) -> int:
                 await run_ours(h, args.users, args.profile_cycles, uid + 500_000)
 
             await _profiled(go, args.profiler, args.top, args.profile_cycles * 5)
-        extra = ""
-        if hp is not None:
-            speedup = mix("current") / mix("proposals")
-            extra = f"; with the prototyped proposals {mix('proposals'):,.0f} µs ({speedup:.2f}× faster)"
         print(
             f"\nSUMMARY inprocess: /q+answer+reveal mean {mix('current'):,.0f} µs/update = "
-            f"{mix('current') / base:.0f}× the PTB echo ({base:,.0f} µs){extra}; /search "
+            f"{mix('current') / base:.0f}× the PTB echo ({base:,.0f} µs); /search "
             f"{median(x['wall_mean'] for x in runs['current']['/search']):,.0f} µs, /glossary "
             f"{median(x['wall_mean'] for x in runs['current']['/glossary']):,.0f} µs"
         )
-        for app in (ours, *((hp.app,) if hp else ())):
-            await app.bot_data["services"].db.close()
-            await app.shutdown()
+        await ours.bot_data["services"].db.close()
+        await ours.shutdown()
         await echo.shutdown()
     finally:
         rmtree(work)
@@ -583,11 +539,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile-cycles", type=int, default=150, help="0: no profile")
     p.add_argument("--profiler", choices=("cprofile", "pyinstrument"), default="cprofile")
     p.add_argument("--top", type=int, default=25)
-    p.add_argument(
-        "--with-proposals",
-        action="store_true",
-        help="also run our app with the prototyped fixes (bench/proposals.py) for comparison",
-    )
 
 
 def run(args: argparse.Namespace) -> int:

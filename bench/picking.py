@@ -52,13 +52,10 @@ def _histories(
     return users, homes
 
 
-def _q_path(catalog: Any, seen: dict[str, int], arg: str, rng: random.Random, fns: Any = None) -> str | None:
-    """The CPU work of /q [topic] (bot/tg/handlers/questions.py: cmd_q → next_question);
-    ``fns``: (candidates_for, pick) to use instead of bot.core.picking's (the proposals)."""
+def _q_path(catalog: Any, seen: dict[str, int], arg: str, rng: random.Random) -> str | None:
+    """The CPU work of /q [topic] (bot/tg/handlers/questions.py: cmd_q → next_question)."""
     from bot.core.picking import candidates_for, pick
 
-    if fns is not None:
-        candidates_for, pick = fns
     bank = catalog.bank
     topic = None
     if arg:
@@ -102,12 +99,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=1000, help="/q picks per repeat")
     p.add_argument("--search-queries", type=int, default=40, help="/search queries per repeat")
     p.add_argument("--glossary-queries", type=int, default=60, help="/glossary lookups per repeat")
-    p.add_argument(
-        "--no-proposals",
-        dest="proposals",
-        action="store_false",
-        help="skip the prototyped fixes (bench/proposals.py) measured alongside",
-    )
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=7)
 
@@ -159,24 +150,6 @@ def run(args: argparse.Namespace) -> int:
         ]
     )
     catalog = Catalog(bank, search, glossary, loaded_at=None)  # type: ignore[arg-type]
-    fast_search = fast_glossary = None
-    if args.proposals:
-        from bench import proposals
-
-        t0 = time.perf_counter()
-        fast_search = proposals.FastSearchIndex(bank)
-        t_fast = time.perf_counter() - t0
-        rss_fast = rss_mb()
-        builds.append(
-            [
-                "proposal: FastSearchIndex (BM25 weights precomputed)",
-                fmt(t_fast * 1000, 0),
-                fmt(rss_fast - rss_gloss, 0),
-                "builds SearchIndex, then the weights",
-            ]
-        )
-        fast_glossary = proposals.FastGlossaryIndex(bank)
-        rss_gloss = rss_mb()
     t0 = time.perf_counter()
     users, homes = _histories(bank, args.users, rng, args.completionists)
     t_users = time.perf_counter() - t0
@@ -199,7 +172,6 @@ def run(args: argparse.Namespace) -> int:
     words = [w for q in list(bank.questions.values())[:5000] for w in q.text.rstrip("?").split()]
     names = [n for term in list(bank.terms.values()) for n in term.names]
     results: dict[str, list[dict[str, float]]] = {}
-    checks: list[str] = []
 
     def record(name: str, values: list[float]) -> None:
         results.setdefault(name, []).append(summary(values))
@@ -239,43 +211,12 @@ def run(args: argparse.Namespace) -> int:
             _time(lambda: pick(cands, users[next(it)], rng), args.queries),
         )
         record("  candidates_for() alone, largest topic", _time(lambda: candidates_for(bank, big), args.queries // 4))
-        if args.proposals:
-            fns = (proposals.candidates_for, proposals.pick)
-            it = iter(sample)
-            record(
-                "proposal: /q <topic> (user's topic)",
-                _time(lambda: _q_path(catalog, users[(u := next(it))], homes[u], rng, fns), args.queries),
-            )
-            it = iter(sample)
-            record(
-                "proposal: /q (no filter: whole bank)",
-                _time(lambda: _q_path(catalog, users[next(it)], "", rng, fns), args.queries // 10),
-            )
-            if completionist_ids:
-                it = iter(rng.choices(completionist_ids, k=args.queries // 4))
-                record(
-                    "proposal: /q <topic>, topic fully seen",
-                    _time(lambda: _q_path(catalog, users[(u := next(it))], homes[u], rng, fns), args.queries // 4),
-                )
         queries = []
         for _ in range(args.search_queries):
             k = rng.choice((1, 1, 2, 2, 3))
             queries.append(" ".join(rng.choice(words).lower().strip(",.:;()«»") for _ in range(k)))
         it_q = iter(queries)
         record("/search (limit 80)", _time(lambda: search.search(next(it_q), limit=80), len(queries)))
-        if fast_search is not None:
-            it_q = iter(queries)
-            record(
-                "proposal: /search (FastSearchIndex)",
-                _time(lambda: fast_search.search(next(it_q), limit=80), len(queries)),
-            )
-            if r == 0:
-                same = sum(
-                    [h.question_id for h in search.search(q, limit=80)]
-                    == [h.question_id for h in fast_search.search(q, limit=80)]
-                    for q in queries
-                )
-                checks.append(f"FastSearchIndex: same top-80 ids as SearchIndex for {same}/{len(queries)} queries")
         lookups = []
         for _ in range(args.glossary_queries):
             roll = rng.random()
@@ -288,21 +229,6 @@ def run(args: argparse.Namespace) -> int:
             glossary.is_sure(matches)
 
         record("/glossary <word> (fuzzy)", _time(gloss, len(lookups)))
-        if fast_glossary is not None:
-            it_g = iter(lookups)
-
-            def gloss_fast() -> None:
-                matches = fast_glossary.lookup(next(it_g))
-                fast_glossary.is_sure(matches)
-
-            record("proposal: /glossary (names preprocessed once)", _time(gloss_fast, len(lookups)))
-            if r == 0:
-                same = sum(
-                    [(m.term.id, m.score) for m in glossary.lookup(q)]
-                    == [(m.term.id, m.score) for m in fast_glossary.lookup(q)]
-                    for q in lookups
-                )
-                checks.append(f"FastGlossaryIndex: same matches and scores for {same}/{len(lookups)} lookups")
         print(
             f"  run {r + 1}: "
             + ", ".join(f"{k.strip()} p99 {v[-1]['p99']:.2f} ms" for k, v in results.items() if not k.startswith("  ")),
@@ -326,23 +252,13 @@ def run(args: argparse.Namespace) -> int:
         )
     banner(f"latency in ms (medians over {args.repeats} repeats)")
     print(table(["operation", "n/run", "p50", "p90", "p99", "max"], rows))
-    for line in checks:
-        print("check:", line)
     q_p99 = max(median(x["p99"] for x in results[k]) for k in results if k.startswith("/q"))
-    proposal = ""
-    if args.proposals:
-        pq = max(median(x["p99"] for x in results[k]) for k in results if k.startswith("proposal: /q"))
-        proposal = (
-            f"; with the proposals: worst /q p99 {pq:.2f} ms, /search p99 "
-            f"{median(x['p99'] for x in results['proposal: /search (FastSearchIndex)']):.1f} ms, /glossary p99 "
-            f"{median(x['p99'] for x in results['proposal: /glossary (names preprocessed once)']):.1f} ms"
-        )
     user_p99 = median(x["p99"] for x in results["/q <topic> (user's topic)"])
     print(
         f"\nSUMMARY picking: /q <topic> p99 {user_p99:.3f} ms (worst /q case p99 {q_p99:.2f} ms), target < 2 ms "
         f"{'met' if q_p99 < 2 else 'NOT met for every case'}; /search p99 "
         f"{median(x['p99'] for x in results['/search (limit 80)']):.1f} ms; /glossary p99 "
-        f"{median(x['p99'] for x in results['/glossary <word> (fuzzy)']):.1f} ms; RSS {rss_users:,.0f} MB{proposal}"
+        f"{median(x['p99'] for x in results['/glossary <word> (fuzzy)']):.1f} ms; RSS {rss_users:,.0f} MB"
     )
     return 0
 

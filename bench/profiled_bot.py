@@ -1,10 +1,9 @@
-"""``python -m bench.profiled_bot OUT.prof [--proposals]``: ``interview-bot run`` whose main thread
+"""``python -m bench.profiled_bot OUT.prof``: ``interview-bot run`` whose main thread
 is profiled (cProfile) between two SIGUSR1 signals, so a benchmark can profile the steady state
 only (``python -m bench updates --profile-bot``). Bench only."""
 
 from __future__ import annotations
 
-import contextlib
 import cProfile
 import signal
 import sys
@@ -25,10 +24,4 @@ if __name__ == "__main__":
         state["on"] = not state["on"]
 
     signal.signal(signal.SIGUSR1, toggle)
-    ctx: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-    if "--proposals" in sys.argv:
-        from bench import proposals
-
-        ctx = proposals.applied()
-    with ctx:
-        sys.exit(main(["run"]))
+    sys.exit(main(["run"]))

@@ -182,11 +182,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite", help="our bot's database")
     p.add_argument("--echo-args", default="", help="extra echo_bot flags, e.g. '--rate-limiter'")
     p.add_argument(
-        "--with-proposals",
-        action="store_true",
-        help="also run our bot with the prototyped fixes (bench/proposals.py, via bench.proto_bot)",
-    )
-    p.add_argument(
         "--profile-bot",
         type=int,
         default=0,
@@ -211,20 +206,7 @@ def run(args: argparse.Namespace) -> int:
         fake_a = BenchFake().start()
         (work / "a").mkdir()
         bots.append(("a: PTB echo", "echo", fake_a, echo_bot(fake_a, work / "a", *args.echo_args.split()).start()))
-        if args.with_proposals:  # the sniffio fix helps any httpx client: the baseline gets it too
-            fake = BenchFake().start()
-            (work / "a2").mkdir()
-            bots.append(
-                (
-                    "a': PTB echo + sniffio",
-                    "echo",
-                    fake,
-                    echo_bot(fake, work / "a2", "--sniffio-shim", *args.echo_args.split()).start(),
-                )
-            )
         variants = [("b: our bot", ["-m", "bot", "run"])]
-        if args.with_proposals:
-            variants.append(("b': with proposals", ["-m", "bench.proto_bot"]))
         for n, (label, argv) in enumerate(variants):
             fake = BenchFake().start()
             wd = work / f"b{n}"
@@ -260,8 +242,7 @@ def run(args: argparse.Namespace) -> int:
         base_label = bots[0][0]
         for mode, *_ in modes:
             for label, kind, *_ in bots:
-                base = "a': PTB echo + sniffio" if label.startswith("b'") else base_label
-                ra = results[(mode, base)]
+                ra = results[(mode, base_label)]
                 rs = results[(mode, label)]
                 ratio = median(b["throughput"] / a["throughput"] for a, b in zip(ra, rs, strict=True))
                 if kind == "ours":
@@ -314,14 +295,9 @@ def run(args: argparse.Namespace) -> int:
             _profile_bot(work, args.profile_bot)
         ours = ratios["b: our bot"]
         worst = min(ours.values())
-        extra = ""
-        if "b': with proposals" in ratios:
-            extra = "; with the prototyped proposals (vs the echo with the same sniffio fix) " + ", ".join(
-                f"{m}: {v:.2f}" for m, v in ratios["b': with proposals"].items()
-            )
         print(
             f"\nSUMMARY updates: b/a throughput {', '.join(f'{m}: {v:.2f}' for m, v in ours.items())}"
-            f"{extra}; target >= 0.7 {'met' if worst >= 0.7 else 'NOT met'}"
+            f"; target >= 0.7 {'met' if worst >= 0.7 else 'NOT met'}"
         )
     finally:
         for _, _, fake, proc in bots:

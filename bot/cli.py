@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.gradecli import add_commands as add_grade_commands
     from bot.interop.cli import add_commands
 
-    add_grade_commands(sub)
+    add_grade_commands(sub, load_bank=lambda: load_bank_or_exit(load_settings()))
     add_commands(sub)
     return parser
 

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -32,11 +33,10 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _bank() -> Bank:
-    from bot.cli import load_bank_or_exit
-    from bot.config import load_settings
-
-    return load_bank_or_exit(load_settings())
+def _bank(args: argparse.Namespace) -> Bank:
+    """The bank, loaded as ``interview-bot run`` loads it (the loader comes from bot.cli)."""
+    bank: Bank = args.load_bank()
+    return bank
 
 
 def _grader(name: str, bank: Bank) -> Any:
@@ -79,7 +79,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         except (ValueError, KeyError, TypeError):
             return _fail(f'{path}:{n}: expected {{"question": "<id>", "answer": "<text>"}}')
         items.append((n, qid, answer))
-    bank = _bank()
+    bank = _bank(args)
     for n, qid, _ in items:
         if bank.question(qid) is None:
             return _fail(f"{path}:{n}: unknown question id {qid!r}")
@@ -99,7 +99,7 @@ def cmd_grade_eval(args: argparse.Namespace) -> int:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         return _fail(f"cannot read {path}: {exc}")
-    bank = _bank()
+    bank = _bank(args)
     grader = _grader(args.grader, bank)
     rows: list[tuple[str, str, float, float]] = []  # question, kind, expert, predicted (0..100)
     for entry in data or []:
@@ -154,15 +154,15 @@ def report(rows: list[tuple[str, str, float, float]], title: str) -> str:
     return "\n".join(lines)
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: Any, load_bank: Callable[[], Bank]) -> None:
     grade = sub.add_parser("grade", help="grade answers from a JSON-lines file, one JSON result per line")
     grade.add_argument(
         "--jsonl", required=True, metavar="FILE", help='lines of {"question": "<id>", "answer": "<text>"} (- for stdin)'
     )
     grade.add_argument("--grader", choices=("keywords", "llm"), default="", help="default: the GRADER setting")
-    grade.set_defaults(func=cmd_grade)
+    grade.set_defaults(func=cmd_grade, load_bank=load_bank)
     ev = sub.add_parser("grade-eval", help="measure the grader against expert scores in a labelled YAML file")
     ev.add_argument("file", help="labelled answers, e.g. tests/fixtures/grader_set.yaml")
     ev.add_argument("--split", choices=("dev", "test", "all"), default="test")
     ev.add_argument("--grader", choices=("keywords", "llm"), default="")
-    ev.set_defaults(func=cmd_grade_eval)
+    ev.set_defaults(func=cmd_grade_eval, load_bank=load_bank)

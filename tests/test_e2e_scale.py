@@ -317,7 +317,7 @@ def test_json_logs_carry_no_token_and_no_message_text(own_fake: FakeTelegram, tm
 def test_malformed_webhook_bodies_are_400_and_store_nothing() -> None:
     """The webhook's parser on the shapes that once gave 500 with a traceback (and, on SQLite,
     stored "abc" as an update id)."""
-    from bot.web import parse_update
+    from bot.tg.web import parse_update
 
     bodies = [b"[]", b'"str"', b"123", b"null", b"{", b"\xff\xfe", b'{"update_id": 1, "message": "str"}',
               b'{"update_id": 9223372036854775808}', b'{"update_id": "abc"}', b'{"update_id": -1}',

@@ -325,7 +325,7 @@ async def test_poll_answers_change_and_retract(db_url: str) -> None:
         poll = await quiz_repo.get_poll(s, "p1")
         assert poll is not None
         await quiz_repo.record_poll_answer(s, poll, 1, 2)
-        await quiz_repo.migrate_chat(s, GROUP, -100900)
+        await repo.migrate_chat(s, GROUP, -100900)
     async with db.read() as s:  # the supergroup keeps the group's quiz history
         assert [r.name for r in await quiz_repo.leaderboard(s, -100900)] == ["Anna"]
         assert await quiz_repo.quizzed_terms(s, -100900) == {"lora": 1}

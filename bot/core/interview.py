@@ -51,7 +51,7 @@ def choose(
         if by_level[level]:
             chosen.append(by_level[level].pop(0))
         i += 1
-    # spread topics: avoid the same topic twice in a row where possible
+    # easy to hard; the sort is stable, so questions of one level keep their random order
     chosen.sort(key=lambda qid: bank.questions[qid].difficulty)
     return chosen
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
-
-MINUTES_PER_DAY = 24 * 60
 
 # Common abbreviations → an IANA zone that observes them (DST included where the zone has it).
 ABBREVIATIONS = {
@@ -185,3 +184,11 @@ def describe_zone(zone: str, now: datetime) -> str:
     sign = "+" if total >= 0 else "-"
     text = f"UTC{sign}{abs(total) // 60:02d}:{abs(total) % 60:02d}"
     return zone if zone.startswith("UTC") else f"{zone} ({text})"
+
+
+def schedule_fields(
+    chat_zone: str, minute: int, weekdays_only: bool, now: datetime, min_date: date | None = None
+) -> dict[str, Any]:
+    """The next_push_at/next_push_date for a chat's settings, as of ``now``."""
+    instant, day = next_push(now, minute, get_tz(chat_zone), weekdays_only=weekdays_only, min_date=min_date)
+    return {"next_push_at": instant, "next_push_date": day}

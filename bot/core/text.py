@@ -299,15 +299,6 @@ def is_stopword(word: str) -> bool:
     return word in _STOP
 
 
-def key_matches(a: str, b: str) -> bool:
-    """Symmetric match (search): equal, or one long key is a prefix of the other."""
-    if a == b:
-        return True
-    if len(a) < PREFIX_MIN or len(b) < PREFIX_MIN:
-        return False
-    return a.startswith(b) or b.startswith(a)
-
-
 def covers(wanted: str, found: str) -> bool:
     """One-way match (grading): the answer's key ``found`` is ``wanted`` or extends it, so a short
     word in an answer ("батч") does not count as a longer term ("batchnorm")."""

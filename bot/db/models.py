@@ -209,7 +209,8 @@ class Delivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
     local_date: Mapped[date] = mapped_column(Date)
     due_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    status: Mapped[str] = mapped_column(BoundedString(16), default="claimed")  # claimed|sent|failed|skipped
+    # claimed | sent | failed | skipped | unknown (the send timed out: maybe delivered, never retried)
+    status: Mapped[str] = mapped_column(BoundedString(16), default="claimed")
     claimed_by: Mapped[str | None] = mapped_column(BoundedString(64))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempts: Mapped[int] = mapped_column(Integer, default=0)

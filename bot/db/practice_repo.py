@@ -62,11 +62,6 @@ async def due_cards(
     return list((await session.execute(stmt)).scalars())
 
 
-async def count_due(session: AsyncSession, user_id: int, now: datetime) -> int:
-    stmt = select(func.count()).select_from(Card).where(Card.user_id == user_id, Card.due <= now)
-    return int((await session.execute(stmt)).scalar_one())
-
-
 async def next_due(session: AsyncSession, user_id: int) -> datetime | None:
     return await session.scalar(select(func.min(Card.due)).where(Card.user_id == user_id))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -150,9 +150,3 @@ async def set_board_opt_out(session: AsyncSession, user_id: int, opted_out: bool
     user = await session.get(User, user_id)
     if user is not None:
         user.board_opt_out = opted_out
-
-
-async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
-    """A group became a supergroup: its quiz polls and their answers move with it."""
-    for model in (Poll, PollAnswer):
-        await session.execute(update(model).where(model.chat_id == old_id).values(chat_id=new_id))

@@ -250,6 +250,11 @@ async def last_delivery_date(session: AsyncSession, chat_id: int) -> date | None
     return await session.scalar(select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id))
 
 
+async def subscribed_chat_ids(session: AsyncSession) -> list[int]:
+    """The chats with the daily push on (a broadcast's audience)."""
+    return list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
+
+
 async def set_user_fields(session: AsyncSession, user_id: int, **values: object) -> None:
     await session.execute(update(User).where(User.id == user_id).values(**values))
 

@@ -161,7 +161,6 @@ _FILLER_WORDS: Final = (
     "explain describe what how why when which does do is are the a an you your tell about"
 )
 _FILLER: Final = frozenset(_FILLER_WORDS.split(" "))
-_LETTER = "0-9A-Za-zА-Яа-яЁё"
 _TOKEN = re.compile(r"[0-9A-Za-zА-Яа-яЁё][0-9A-Za-zА-Яа-яЁё_.+#-]*[0-9A-Za-zА-Яа-яЁё_+#)]|[0-9A-Za-zА-Яа-яЁё]")
 _CLAUSES = re.compile(r"[?!;]+|(?<=[^\d])\.(?=\s|$)|,\s+(?=(?:а|и|или|что|как|какие|какой|зачем|чем)\b)")
 _GENERIC: Final = (

@@ -37,10 +37,6 @@ class Pacer:
         """Telegram said "retry after": nobody sends until then."""
         self._paused_until = max(self._paused_until, self.clock() + seconds)
 
-    @property
-    def paused_until(self) -> float:
-        return self._paused_until
-
     def _ready_at(self, chat_id: int, is_group: bool, now: float) -> float:
         at = max(now, self._next_slot, self._paused_until, self._chat_next.get(chat_id, 0.0))
         if is_group:

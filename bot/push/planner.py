@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.core.schedule import get_tz, next_push, occurrence
+from bot.core.schedule import get_tz, occurrence, schedule_fields
 from bot.db.engine import Database
 from bot.db.models import Chat, Delivery
 
@@ -65,14 +65,6 @@ class PlanResult:
     claims: list[Claim]
     skipped: int
     reclaimed: int
-
-
-def schedule_fields(
-    chat_zone: str, minute: int, weekdays_only: bool, now: datetime, min_date: date | None = None
-) -> dict[str, Any]:
-    """The next_push_at/next_push_date for a chat's settings, as of ``now``."""
-    instant, day = next_push(now, minute, get_tz(chat_zone), weekdays_only=weekdays_only, min_date=min_date)
-    return {"next_push_at": instant, "next_push_date": day}
 
 
 class PushPlanner:

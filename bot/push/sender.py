@@ -2,12 +2,15 @@
 
 One recurring PTB JobQueue job calls :meth:`PushService.tick`. The tick asks the planner for due
 pushes and queues them; a single consumer task paces the sends (:class:`~bot.push.pacer.Pacer`) and
-records each result. Telegram's answers decide what happens next:
+records each result. Messages go out through a :class:`~bot.push.channel.PushChannel` (Telegram's
+is :class:`bot.tg.push_channel.TelegramPushChannel`); its :class:`~bot.push.outcome.Outcome`
+decides what happens next:
 
 - 429 ``retry_after``: the whole sender pauses, the push is retried (it was not delivered);
 - 403 (blocked, kicked, deactivated, chat deleted): the chat's push is switched off, no retry;
 - 400 ``migrate_to_chat_id``: the chat and its history move to the new id, the push goes there once;
 - a timeout: the push may have been delivered, so it is not retried (status ``unknown``);
+- another 400 (including "message is too long"): the push failed, no retry;
 - other network errors before a response: the claim is released and retried by a later tick.
 """
 
@@ -23,25 +26,22 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from telegram.constants import ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
-from telegram.ext import ExtBot
 
 from bot.catalog import CatalogHolder
 from bot.config import Settings
 from bot.core.picking import candidates_for, pick
+from bot.core.quiz import Quiz
 from bot.db import practice_repo, repo
 from bot.db.engine import Database
-from bot.i18n import t
 from bot.metrics import Metrics
+from bot.push import chats
+from bot.push.channel import PushChannel
+from bot.push.outcome import Outcome, Status
 from bot.push.pacer import Pacer
 from bot.push.planner import Claim, PushPlanner, RevealDue
-from bot.tg.ratelimit import NO_RETRY, retry_seconds
+from bot.services import quizzes
 
 log = logging.getLogger(__name__)
-_RNG = random.Random()
 
 
 def instance_id() -> str:
@@ -73,15 +73,17 @@ class PushService:
 
     def __init__(
         self,
-        bot: ExtBot[Any],
+        channel: PushChannel,
         db: Database,
         catalog: CatalogHolder,
         settings: Settings,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         metrics: Metrics | None = None,
+        rng: random.Random | None = None,
     ) -> None:
-        self.bot = bot
+        self.channel = channel
+        self.rng = rng or random.Random()
         self.db = db
         self.catalog = catalog
         self.settings = settings
@@ -171,16 +173,17 @@ class PushService:
             task.add_done_callback(self._sends.discard)
 
     async def _send_one(self, item: Claim | RevealDue, limit: asyncio.Semaphore) -> None:
+        requeued = False
         try:
             if isinstance(item, Claim):
-                await self._deliver(item)
+                requeued = await self._deliver(item)
             else:
                 await self._reveal(item)
         except Exception:
             log.exception("push to chat %s failed unexpectedly", item.chat_id)
-            if isinstance(item, Claim):
-                self.in_flight.discard(item.delivery_id)
         finally:
+            if isinstance(item, Claim) and not requeued:  # done with it, one way or another
+                self.in_flight.discard(item.delivery_id)
             limit.release()
 
     async def _pick_question(self, claim: Claim) -> str | None:
@@ -196,86 +199,47 @@ class PushService:
                     if bank.question(card.question_id) is not None:
                         return card.question_id
             seen = await repo.seen_counts(session, claim.chat_id)
-        return pick(candidates, seen, _RNG)
+        return pick(candidates, seen, self.rng)
 
-    async def _deliver(self, claim: Claim, chat_id: int | None = None) -> None:
-        from bot.tg.views import question_view
-
+    async def _deliver(self, claim: Claim, chat_id: int | None = None) -> bool:
+        """Send one claimed push and record what became of it. True when it went back to the queue
+        (still in flight)."""
         target = chat_id or claim.chat_id
         bank = self.catalog.current.bank
         lang = claim.language or self.settings.default_language
-        quiz = claim.push_kind == "quiz"
-        qid = None if quiz else await self._pick_question(claim)
-        if qid is None and not quiz:
-            await self.planner.mark(claim.delivery_id, "failed", "no questions")
-            self.in_flight.discard(claim.delivery_id)
-            return
-        try:
-            if quiz:
-                from bot.tg.handlers.quiz import send_quiz_poll
+        qid: str | None = None
+        quiz: Quiz | None = None
+        if claim.push_kind == "quiz":
+            topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
+            quiz = await quizzes.build(self.db, self.catalog.current, self.rng, chat_id=target, lang=lang, topic=topic)
+            if quiz is None:
+                await self.planner.mark(claim.delivery_id, "failed", "no quiz for this topic")
+                return False
+            outcome = await self.channel.send_quiz(target, quiz)
+        else:
+            qid = await self._pick_question(claim)
+            if qid is None:
+                await self.planner.mark(claim.delivery_id, "failed", "no questions")
+                return False
+            group = claim.chat_type != "private"
+            outcome = await self.channel.send_question(target, bank.questions[qid], bank, lang, group=group)
+        if outcome.status is Status.SENT:
+            await self._sent(claim, target, outcome, qid, quiz)
+            return False
+        return await self._not_sent(claim, target, outcome, migrated=chat_id is not None)
 
-                topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
-                sent = await send_quiz_poll(self.bot, self.db, self.catalog.current, target, lang, source="push",
-                                            topic=topic)  # fmt: skip
-                if sent is None:
-                    await self.planner.mark(claim.delivery_id, "failed", "no quiz for this topic")
-                    self.in_flight.discard(claim.delivery_id)
-                    return
-                message = sent
-            else:
-                assert qid is not None
-                view = question_view(bank.questions[qid], bank, lang, group=claim.chat_type != "private",
-                                     note=t(lang, "daily.note"))  # fmt: skip
-                message = await self.bot.send_message(
-                    target,
-                    view.text,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=view.keyboard,
-                    disable_web_page_preview=True,
-                    allow_paid_broadcast=self.settings.paid_broadcast or None,
-                    rate_limit_args=NO_RETRY,
-                )
-        except RetryAfter as exc:
-            delay = retry_seconds(exc)
-            self.pacer.pause(delay)
-            self.stats.fail("retry_after")
-            log.warning("429 from Telegram: pausing all pushes for %ss", delay)
-            self.queue.put_nowait(claim)  # not delivered: try again after the pause
-            return
-        except Forbidden as exc:
-            await self._stop_chat(claim, f"forbidden: {exc.message}"[:200])
-            return
-        except ChatMigrated as exc:
-            if chat_id is not None:  # migrated twice in one go: give up
-                await self._stop_chat(claim, "migrated twice")
-                return
-            await self._migrate(claim, exc.new_chat_id)
-            await self._deliver(claim, exc.new_chat_id)
-            return
-        except TimedOut:
-            # It may have been delivered: retrying could duplicate it.
-            await self.planner.mark(claim.delivery_id, "unknown", "timed out")
-            self.stats.fail("timeout")
-            self.in_flight.discard(claim.delivery_id)
-            return
-        except BadRequest as exc:
-            await self.planner.mark(claim.delivery_id, "failed", exc.message[:200])
-            self.stats.fail("bad_request")
-            self.in_flight.discard(claim.delivery_id)
-            log.warning("push to chat %s rejected: %s", target, exc.message)
-            return
-        except NetworkError as exc:
-            await self.planner.release([claim.delivery_id], self.clock())
-            self.stats.fail("network")
-            self.in_flight.discard(claim.delivery_id)
-            log.warning("push to chat %s: network error, will retry: %s", target, exc)
-            return
+    async def _sent(self, claim: Claim, target: int, outcome: Outcome, qid: str | None, quiz: Quiz | None) -> None:
+        assert outcome.message_id is not None
         now = self.clock()
         # Mark the delivery sent in its own short transaction first: the sooner that commits, the fewer
         # pushes a crash right now would send twice (measured: 7 vs ~20 of 1000 when merged with the ask).
         async with self.db.write() as session:
-            await self.planner.mark_sent(session, claim.delivery_id, message.message_id, qid, now)
-        if qid is not None:  # a quiz poll has nothing to answer by reply
+            await self.planner.mark_sent(session, claim.delivery_id, outcome.message_id, qid, now)
+        if quiz is not None and outcome.poll_id is not None:  # a quiz poll has nothing to answer by reply
+            await quizzes.record_poll(
+                self.db, quiz, poll_id=outcome.poll_id, chat_id=target, message_id=outcome.message_id, source="push"
+            )
+        if qid is not None:
             async with self.db.write() as session:
                 await repo.record_ask(
                     session,
@@ -283,28 +247,47 @@ class PushService:
                     qid,
                     user_id=None,
                     source="push",
-                    message_id=message.message_id,
+                    message_id=outcome.message_id,
                     make_pending=claim.chat_type == "private",
                 )
         self.stats.delivered()
-        self.in_flight.discard(claim.delivery_id)
+
+    async def _not_sent(self, claim: Claim, target: int, outcome: Outcome, *, migrated: bool) -> bool:
+        match outcome.status:
+            case Status.RETRY_AFTER:
+                self.pacer.pause(outcome.retry_after)
+                self.stats.fail("retry_after")
+                log.warning("429 from Telegram: pausing all pushes for %ss", outcome.retry_after)
+                self.queue.put_nowait(claim)  # not delivered: try again after the pause
+                return True
+            case Status.BLOCKED:
+                await self._stop_chat(claim, outcome.detail[:200])
+            case Status.MIGRATED if migrated or outcome.new_chat_id is None:  # migrated twice in one go: give up
+                await self._stop_chat(claim, "migrated twice")
+            case Status.MIGRATED:
+                assert outcome.new_chat_id is not None
+                await chats.move(self.db, claim.chat_id, outcome.new_chat_id)
+                return await self._deliver(claim, outcome.new_chat_id)
+            case Status.TIMED_OUT:
+                # It may have been delivered: retrying could duplicate it.
+                await self.planner.mark(claim.delivery_id, "unknown", "timed out")
+                self.stats.fail("timeout")
+            case Status.TOO_LONG | Status.REJECTED:
+                await self.planner.mark(claim.delivery_id, "failed", outcome.detail[:200])
+                self.stats.fail("bad_request")
+                log.warning("push to chat %s rejected: %s", target, outcome.detail)
+            case Status.NETWORK:
+                await self.planner.release([claim.delivery_id], self.clock())
+                self.stats.fail("network")
+                log.warning("push to chat %s: network error, will retry: %s", target, outcome.detail)
+        return False
 
     async def _stop_chat(self, claim: Claim, reason: str) -> None:
-        async with self.db.write() as session:
-            await repo.set_chat_fields(session, claim.chat_id, push_enabled=False, push_stopped_reason=reason[:64])
+        await chats.switch_off(self.db, claim.chat_id, reason)
         await self.planner.mark(claim.delivery_id, "failed", reason)
         self.stats.fail("forbidden")
-        self.in_flight.discard(claim.delivery_id)
-        log.info("push to chat %s switched off: %s", claim.chat_id, reason)
-
-    async def _migrate(self, claim: Claim, new_id: int) -> None:
-        async with self.db.write() as session:
-            await repo.migrate_chat(session, claim.chat_id, new_id)
-        log.info("chat %s migrated to %s; its settings and history moved", claim.chat_id, new_id)
 
     async def _reveal(self, item: RevealDue) -> None:
-        from bot.tg.views import answer_views
-
         bank = self.catalog.current.bank
         q = bank.question(item.question_id)
         if q is None:
@@ -313,19 +296,10 @@ class PushService:
             ask = await repo.ask_by_message(session, item.chat_id, item.message_id)
             answered = await repo.answers_for_ask(session, ask.id) if ask else 0
         lang = item.language or self.settings.default_language
-        views = answer_views(q, bank, lang, lead=t(lang, "daily.reveal_header", count=answered))
-        try:
-            for i, view in enumerate(views):
-                await self.bot.send_message(
-                    item.chat_id,
-                    view.text,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=view.keyboard,
-                    reply_to_message_id=item.message_id if i == 0 else None,
-                    rate_limit_args=NO_RETRY,
-                )
-        except RetryAfter as exc:
-            delay = retry_seconds(exc)
-            self.pacer.pause(delay)
-        except (Forbidden, BadRequest, NetworkError) as exc:
-            log.info("evening reveal in chat %s not sent: %s", item.chat_id, exc)
+        outcome = await self.channel.send_reveal(
+            item.chat_id, q, bank, lang, answered=answered, reply_to=item.message_id
+        )
+        if outcome.status is Status.RETRY_AFTER:
+            self.pacer.pause(outcome.retry_after)
+        elif not outcome.ok:
+            log.info("evening reveal in chat %s not sent: %s %s", item.chat_id, outcome.status, outcome.detail)

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.bank.model import is_number
-from bot.core.schedule import ScheduleError, parse_time, parse_zone
+from bot.core.schedule import ScheduleError, parse_time, parse_zone, schedule_fields
 from bot.db import repo
 from bot.db.engine import Database
 from bot.db.models import Chat
-from bot.push.planner import schedule_fields
 
 DEFAULT_MINUTE = 9 * 60
 OFF_WORDS = frozenset({"off", "выкл", "выключить", "stop", "стоп", "нет"})

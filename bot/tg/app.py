@@ -1,6 +1,6 @@
-"""The composition root: builds the services and the PTB Application (``build_application``),
-registers every handler in one ordered table, starts pushes after start-up and closes everything
-at shutdown."""
+"""The composition root: builds the PTB Application and its services (``build_application``),
+registers every handler in one ordered table, starts the push sender after start-up and closes
+everything at shutdown."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from telegram import Update
-from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
 from telegram.ext import (
     Application,
@@ -52,12 +51,13 @@ from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services.grading import build_grader
 from bot.tg import callbacks
-from bot.tg.common import answer_query, load_update_state, reply_text
+from bot.tg.common import answer_query, load_update_state, on_unknown_command
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
 from bot.tg.inbox import Inbox
+from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
-from bot.web import WebServer
+from bot.tg.web import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -282,19 +282,6 @@ async def on_callback(update: Update, context: Ctx) -> None:
         await answer_query(update, context)  # stop the button's spinner if the handler did not
 
 
-async def on_unknown_command(update: Update, context: Ctx) -> None:
-    message = update.effective_message
-    if message is None or not message.text:
-        return
-    command = message.text.split()[0]
-    name, _, target = command.partition("@")
-    in_group = update.effective_chat is not None and update.effective_chat.type != ChatType.PRIVATE
-    # in groups, only answer commands addressed to this bot (others may be for other bots)
-    if in_group and target.lower() != (context.bot.username or "").lower():
-        return
-    await reply_text(update, t(context.lang, "unknown_command", command=name[:40].replace("<", "")))
-
-
 async def on_error(update: object, context: Ctx) -> None:
     error = context.error
     db_down = isinstance(error, OperationalError | DBAPIError | PoolTimeout | OSError)
@@ -385,12 +372,13 @@ def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Serv
         )
         return
     services.push = PushService(
-        app.bot,
+        TelegramPushChannel(app.bot, paid_broadcast=settings.paid_broadcast),
         services.db,
         services.catalog_holder,
         settings,
         clock=services.clock,
         metrics=services.metrics,
+        rng=services.rng,
     )
     services.push.start()
     assert app.job_queue is not None

@@ -179,3 +179,16 @@ async def answer_query(update: Update, context: Ctx, text: str | None = None, *,
         return
     context.query_answered = True
     await query.answer(text, show_alert=alert)
+
+
+async def on_unknown_command(update: Update, context: Ctx) -> None:
+    message = update.effective_message
+    if message is None or not message.text:
+        return
+    command = message.text.split()[0]
+    name, _, target = command.partition("@")
+    in_group = update.effective_chat is not None and update.effective_chat.type != ChatType.PRIVATE
+    # in groups, only answer commands addressed to this bot (others may be for other bots)
+    if in_group and target.lower() != (context.bot.username or "").lower():
+        return
+    await reply_text(update, t(context.lang, "unknown_command", command=name[:40].replace("<", "")))

@@ -35,10 +35,6 @@ def _btn(text: str, op: str, *args: object) -> InlineKeyboardButton:
     return InlineKeyboardButton(_short(text, 64), callback_data=encode(op, *args))
 
 
-def question_label(q: Question) -> str:
-    return q.label if q.number is not None else ""
-
-
 def question_button(q: Question, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
     """A button that asks ``q``; from search results (``search`` = its index and the query) the
     question's «Следующий» then goes on to the next result."""

@@ -7,27 +7,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Coroutine
 from datetime import timedelta
 from io import BytesIO
 from typing import Any
 
 from sqlalchemy import func, select
-from telegram import Update
+from telegram import Message, Update
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import TelegramError
 
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import escape
 from bot.config import default_cache_dir
-from bot.db import repo
 from bot.db.models import Answer, Chat, User
 from bot.i18n import t
+from bot.push import broadcast
 from bot.push.pacer import Pacer
-from bot.tg.common import command_args, reply_text
+from bot.tg.common import command_args, on_unknown_command, reply_text
 from bot.tg.context import Ctx
-from bot.tg.ratelimit import retry_seconds
+from bot.tg.push_channel import TelegramPushChannel
 
 log = logging.getLogger(__name__)
 Handler = Callable[[Update, Ctx], Coroutine[Any, Any, None]]
@@ -37,8 +36,6 @@ def admin_only(fn: Handler) -> Handler:
     async def wrapper(update: Update, context: Ctx) -> None:
         user = update.effective_user
         if user is None or user.id not in context.services.settings.admin_ids:
-            from bot.tg.app import on_unknown_command
-
             await on_unknown_command(update, context)
             return
         await fn(update, context)
@@ -120,7 +117,8 @@ async def cmd_usage(update: Update, context: Ctx) -> None:
 
 @admin_only
 async def cmd_broadcast(update: Update, context: Ctx) -> None:
-    """Send a message to every chat with the daily push on, paced like pushes."""
+    """Send a message to every chat with the daily push on, paced like pushes. It runs as a
+    background task: the admin gets a progress message at once, edited until the final report."""
     text = command_args(context)
     message = update.effective_message
     assert message is not None
@@ -128,38 +126,27 @@ async def cmd_broadcast(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "admin.broadcast_usage"))
         return
     s = context.services
-    async with s.db.read() as session:
-        targets = list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
-    pacer = s.push.pacer if s.push is not None else Pacer(s.settings.send_rate)
+    targets = await broadcast.audience(s.db)
     progress = await message.reply_text(t(context.lang, "admin.broadcast_progress", done=0, total=len(targets)))
-    sent = failed = blocked = 0
-    last_update = time.monotonic()
-    queue = list(targets)
-    while queue:
-        chat_id = queue.pop(0)
-        await pacer.acquire(chat_id, chat_id < 0)
-        try:
-            await context.bot.send_message(chat_id, text)
-            sent += 1
-        except RetryAfter as exc:
-            delay = retry_seconds(exc)
-            pacer.pause(delay)
-            queue.insert(0, chat_id)
-            continue
-        except Forbidden:
-            blocked += 1
-            async with s.db.write() as session:
-                await repo.set_chat_fields(session, chat_id, push_enabled=False, push_stopped_reason="forbidden")
-        except ChatMigrated as exc:
-            async with s.db.write() as session:
-                await repo.migrate_chat(session, chat_id, exc.new_chat_id)
-            queue.insert(0, exc.new_chat_id)
-        except (BadRequest, TimedOut, NetworkError):
-            failed += 1
-        if time.monotonic() - last_update > 5:
-            last_update = time.monotonic()
-            done = sent + failed + blocked
-            await progress.edit_text(t(context.lang, "admin.broadcast_progress", done=done, total=len(targets)))
-    log.info("broadcast done: %d sent, %d failed, %d blocked", sent, failed, blocked)
-    await progress.edit_text(t(context.lang, "admin.broadcast_done", sent=sent, failed=failed, blocked=blocked,
-                               total=len(targets)))  # fmt: skip
+    context.application.create_task(_run_broadcast(context, progress, text, targets), update=update, name="broadcast")
+
+
+async def _run_broadcast(context: Ctx, progress: Message, text: str, targets: list[int]) -> None:
+    s = context.services
+    lang = context.lang
+    pacer = s.push.pacer if s.push is not None else Pacer(s.settings.send_rate)
+    channel = TelegramPushChannel(context.bot)
+
+    async def show(report: broadcast.BroadcastReport) -> None:
+        await _edit(progress, t(lang, "admin.broadcast_progress", done=report.done, total=report.total))
+
+    report = await broadcast.broadcast(channel, s.db, pacer, text, targets, progress=show)
+    await _edit(progress, t(lang, "admin.broadcast_done", sent=report.sent, failed=report.failed,
+                            blocked=report.blocked, total=report.total))  # fmt: skip
+
+
+async def _edit(message: Message, text: str) -> None:
+    try:
+        await message.edit_text(text)
+    except TelegramError as exc:  # the report is a courtesy: the broadcast goes on without it
+        log.warning("broadcast progress not shown: %s", exc)

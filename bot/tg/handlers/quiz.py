@@ -5,17 +5,19 @@ from __future__ import annotations
 import html
 import logging
 import random
+from collections.abc import Coroutine
 from datetime import date
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram import Poll as TgPoll
 from telegram.constants import ChatType, ParseMode
 from telegram.error import BadRequest
-from telegram.ext import PollAnswerHandler
+from telegram.ext import ExtBot, PollAnswerHandler
 
 from bot.bank.markdown import escape
 from bot.catalog import Catalog
+from bot.core.quiz import Quiz
 from bot.db.engine import Database
 from bot.db.quiz_repo import BoardRow
 from bot.i18n import plural_ru, t
@@ -29,7 +31,6 @@ from bot.tg.views import View
 
 log = logging.getLogger(__name__)
 
-_RNG = random.Random()
 OFF_WORDS = frozenset({"off", "hide", "выкл", "скрыть", "нет"})
 ON_WORDS = frozenset({"on", "show", "вкл", "показать", "да"})
 # the option indexes Telegram accepts (PTB types them as literals)
@@ -41,25 +42,11 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 # -- /quiz ---------------------------------------------------------------------------------------
 
 
-async def send_quiz_poll(
-    bot: Bot,
-    db: Database,
-    catalog: Catalog,
-    chat_id: int,
-    lang: str,
-    *,
-    source: str,
-    topic: str | None,
-    term_id: str | None = None,
-    rng: random.Random | None = None,
-) -> Message | None:
-    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
-    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
-    propagate to the caller."""
-    quiz = await quizzes.build(db, catalog, rng or _RNG, chat_id=chat_id, lang=lang, topic=topic, term_id=term_id)
-    if quiz is None:
-        return None
-    message = await bot.send_poll(
+def post_quiz(
+    bot: ExtBot[Any], chat_id: int, quiz: Quiz, *, rate_limit_args: int | None = None
+) -> Coroutine[Any, Any, Message]:
+    """The sendPoll request for ``quiz`` (``/quiz`` sends it; pushes send it through delivery)."""
+    return bot.send_poll(
         chat_id,
         quiz.question,
         list(quiz.options),
@@ -67,7 +54,29 @@ async def send_quiz_poll(
         type=TgPoll.QUIZ,
         correct_option_ids=[cast(OptionId, quiz.correct_option)],  # PTB 22.8 deprecates correct_option_id
         explanation=quiz.explanation,
+        rate_limit_args=rate_limit_args,
     )
+
+
+async def send_quiz_poll(
+    bot: ExtBot[Any],
+    db: Database,
+    catalog: Catalog,
+    chat_id: int,
+    lang: str,
+    rng: random.Random,
+    *,
+    source: str,
+    topic: str | None,
+    term_id: str | None = None,
+) -> Message | None:
+    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
+    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
+    propagate to the caller."""
+    quiz = await quizzes.build(db, catalog, rng, chat_id=chat_id, lang=lang, topic=topic, term_id=term_id)
+    if quiz is None:
+        return None
+    message = await post_quiz(bot, chat_id, quiz)
     if message.poll is None:  # pragma: no cover - Telegram always returns the poll
         log.warning("sendPoll to %s returned no poll", chat_id)
         return message
@@ -93,8 +102,8 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
         return
     message = await send_quiz_poll(
-        context.bot, s.db, s.catalog, chat.id, context.lang, source="quiz", topic=found.topic,
-        term_id=found.term_id, rng=s.rng,
+        context.bot, s.db, s.catalog, chat.id, context.lang, s.rng, source="quiz", topic=found.topic,
+        term_id=found.term_id,
     )  # fmt: skip
     if message is None:
         topic = s.catalog.bank.topic(found.topic or "")

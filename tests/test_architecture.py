@@ -1,0 +1,172 @@
+"""The import rules between the packages of ``bot/``, read from the source (every import counts,
+inside functions and ``TYPE_CHECKING`` blocks too):
+
+- ``bot.bank``, ``bot.core`` and ``bot.services`` import nothing from ``telegram`` or ``bot.tg``;
+- ``bot.push`` imports nothing from ``telegram`` or ``bot.tg`` (it sends through ``PushChannel``);
+- no module under ``bot.tg`` imports ``bot.tg.app`` (the composition root is imported only from the
+  entry points, e.g. ``bot.cli``);
+- the packages (``bot.core``, ``bot.db``, ``bot.tg``, ...) and top-level modules (``bot.cli``,
+  ``bot.config``, ...) import each other without cycles.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+BOT = Path(__file__).resolve().parent.parent / "bot"
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "bot.bank": ("telegram", "bot.tg"),
+    "bot.core": ("telegram", "bot.tg"),
+    "bot.services": ("telegram", "bot.tg"),
+    "bot.push": ("telegram", "bot.tg"),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module, e.g. bot.push.sender
+    target: str  # the imported module, e.g. bot.tg.views
+    line: int
+    path: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path or self.module}:{self.line}: {self.module} imports {self.target}"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def parse_imports(source: str, module: str, is_package: bool, known: set[str], path: str = "") -> list[Import]:
+    """Every import in ``source`` (of ``module``), relative ones resolved; ``from a import b``
+    names ``a.b`` when that is a module of ours, else ``a``."""
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [Import(module, alias.name, node.lineno, path) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.append(Import(module, full if full in known else base, node.lineno, path))
+    return list(dict.fromkeys(found))  # `from x import a, b` is one import of x
+
+
+def all_imports(root: Path = BOT) -> list[Import]:
+    files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    known = set(files)
+    imports: list[Import] = []
+    for name, path in files.items():
+        source = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(root.parent))
+        imports += parse_imports(source, name, path.name == "__init__.py", known, where)
+    return imports
+
+
+def unit(module: str) -> str:
+    """The package (or top-level module) a module belongs to: bot.tg.handlers.quiz → bot.tg."""
+    return ".".join(module.split(".")[:2])
+
+
+def layer_violations(imports: Iterable[Import]) -> list[str]:
+    bad = []
+    for imp in imports:
+        for package, banned in FORBIDDEN.items():
+            if _within(imp.module, package) and any(_within(imp.target, b) for b in banned):
+                bad.append(f"{imp} (forbidden in {package})")
+        if _within(imp.module, "bot.tg") and imp.module != "bot.tg.app" and _within(imp.target, "bot.tg.app"):
+            bad.append(f"{imp} (only the entry points import the composition root)")
+    return bad
+
+
+def package_cycles(imports: Iterable[Import]) -> list[str]:
+    """Each cycle between units, as 'a → b → a' with the imports that make each step."""
+    edges: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
+    for imp in imports:
+        src, dst = unit(imp.module), unit(imp.target)
+        if dst.startswith("bot.") and src != dst:
+            edges[src][dst].append(imp)
+    cycles: list[str] = []
+    seen: set[frozenset[str]] = set()
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in sorted(edges.get(node, {})):
+            if nxt == start:
+                ring = [*path, start]
+                key = frozenset(ring)
+                if key not in seen:
+                    seen.add(key)
+                    steps = "; ".join(str(edges[a][b][0]) for a, b in pairwise(ring))
+                    cycles.append(f"{' → '.join(ring)}: {steps}")
+            elif nxt not in path and nxt > start:  # each cycle once, from its smallest unit
+                walk(start, nxt, [*path, nxt])
+
+    for start in sorted(edges):
+        walk(start, start, [start])
+    return cycles
+
+
+def test_layers_import_only_what_they_may() -> None:
+    bad = layer_violations(all_imports())
+    assert not bad, "forbidden imports:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles_between_packages() -> None:
+    cycles = package_cycles(all_imports())
+    assert not cycles, "import cycles between packages:\n" + "\n".join(cycles)
+
+
+def test_the_source_is_read() -> None:
+    imports = all_imports()
+    assert any(i.module == "bot.tg.app" and i.target == "bot.push.sender" for i in imports)
+    assert len({i.module for i in imports}) > 50
+
+
+# -- the checks can fail ---------------------------------------------------------------------------
+
+
+def _imports(module: str, source: str, known: Iterable[str] = ()) -> list[Import]:
+    return parse_imports(source, module, False, set(known))
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "culprit"),
+    [
+        ("bot.core.quiz", "import telegram\n", "telegram"),
+        ("bot.services.answers", "def f():\n    from telegram.error import Forbidden\n", "telegram.error"),
+        ("bot.push.sender", "def f():\n    from bot.tg.views import question_view\n", "bot.tg.views"),
+        ("bot.bank.model", "from ..tg import views\n", "bot.tg"),
+        ("bot.tg.handlers.admin", "def f():\n    from bot.tg.app import on_unknown_command\n", "bot.tg.app"),
+    ],
+)
+def test_a_forbidden_import_is_reported(module: str, source: str, culprit: str) -> None:
+    (problem,) = layer_violations(_imports(module, source))
+    assert module in problem and f"imports {culprit}" in problem
+
+
+def test_an_import_cycle_is_reported() -> None:
+    imports = _imports("bot.db.repo", "from bot.core import text\n") + _imports(
+        "bot.core.text", "def f():\n    from bot.db import repo\n", known=["bot.db.repo"]
+    )
+    (cycle,) = package_cycles(imports)
+    assert cycle.startswith("bot.core → bot.db → bot.core")
+    assert "bot.core.text" in cycle and "imports bot.db.repo" in cycle
