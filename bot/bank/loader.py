@@ -642,7 +642,7 @@ def _write_cache(cache_file: Path, bank: Bank) -> None:
         for old in cache_file.parent.glob("bank-*.pickle"):
             old.unlink(missing_ok=True)
         records = (list(bank.topics), list(bank.questions.values()), list(bank.terms.values()), bank.lexicon)
-        tmp = cache_file.with_suffix(".tmp")
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")  # processes warming at once do not mix
         tmp.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
         tmp.replace(cache_file)
     except OSError:

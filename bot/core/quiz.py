@@ -127,6 +127,13 @@ def _spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:
 
 def mentions(text: str, names: Iterable[str]) -> bool:
     """Whether ``text`` names any of ``names`` (inflections and transliteration count)."""
+    return _mentions(text, tuple(names))
+
+
+@lru_cache(maxsize=65536)
+def _mentions(text: str, names: tuple[str, ...]) -> bool:
+    # a quiz weighs every candidate distractor against the term (both ways): the bank is fixed,
+    # so each pair is worked out once
     return bool(_spans(text, names))
 
 
