@@ -45,9 +45,15 @@ def test_group_language_and_filter_are_the_groups_own(fake: FakeTelegram, bot: B
     member.send("/topics")
     (menu,) = member.expect()
     assert menu.text.startswith("Topics")
+    # a member gets a question on the topic; the group's filter (its daily topic) stays
     member.press(menu, menu.button("LoRA"))
-    _, q = member.expect(2)
+    (q,) = member.expect()
     assert "· LoRA ·" in q.text
+    assert bot.rows("select topic_filter from chats where id = ?", -5002) == [(None,)]
+    admin.press(menu, menu.button("LoRA"))
+    _, q = admin.expect(2)
+    assert "· LoRA ·" in q.text
+    assert bot.rows("select topic_filter from chats where id = ?", -5002) == [("lora",)]
     # the member's private chat is unaffected by the group's filter
     private = fake.user(602, "Member", language_code="en")
     private.send("/topics")
@@ -97,3 +103,26 @@ def test_a_group_that_becomes_a_supergroup_keeps_its_settings(
     assert "09:30" in view.text and "Europe/Berlin" in view.text
     assert "Daily question: on" in view.text  # in English: the group's language moved too
     assert bot.rows("select count(*) from chats where id = ?", old_id) == [(0,)]
+
+
+def test_only_the_answerer_rates_an_answer_in_a_group(fake: FakeTelegram, bot: BotProcess) -> None:
+    chat = fake.group(-7301)
+    anna = fake.user(7301, "Anna").in_chat(chat)
+    boris = fake.user(7302, "Boris").in_chat(chat)
+    anna.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = anna.expect()
+    anna.send("Активации не храним, а пересчитываем на backward: память в обмен на вычисления", reply_to=q.message_id)
+    (feedback,) = anna.expect()
+    boris_press = boris.press(feedback, feedback.button("Не знал"))
+    fake.wait_for(lambda: any(a.get("callback_query_id") == boris_press for a in fake.callback_answers), 5)
+    (alert,) = [a for a in fake.callback_answers if a.get("callback_query_id") == boris_press]
+    assert alert["text"] == "Оценивает свой ответ только его автор." and alert.get("show_alert")
+    assert bot.rows("select count(*) from cards where user_id = ?", 7302) == [(0,)]  # no card for Boris
+    assert "Знал" in [label for label, _ in feedback.buttons()]  # Anna's buttons are still there
+    fake.inject("editMessageReplyMarkup", 400, "Bad Request: message can't be edited", times=1)
+    anna_press = anna.press(feedback, feedback.button("Знал"))
+    fake.wait_for(lambda: any(a.get("callback_query_id") == anna_press for a in fake.callback_answers), 5)
+    (graded,) = [a for a in fake.callback_answers if a.get("callback_query_id") == anna_press]
+    assert "Знал" in graded["text"]  # the grade is saved and said, though the buttons could not change
+    assert bot.rows("select self_grade from answers where user_id = ?", 7301) == [(3,)]
+    assert anna.quiet(0.5) == []  # no «Что-то пошло не так» after the failed edit

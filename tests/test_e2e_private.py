@@ -262,3 +262,20 @@ def test_menu_keyboard_buttons(fake: FakeTelegram, bot: BotProcess, uid: int) ->
     (help_msg,) = user.expect()
     assert "/interview" in help_msg.text
     assert bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]  # labels are not answers
+
+
+def test_the_reference_answer_comes_after_a_very_long_answer(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    user.expect()
+    long_answer = ("Активации пересчитываются на backward вместо хранения. " * 80)[:4090]
+    user.send(long_answer)
+    (feedback,) = user.expect()
+    user.press(feedback, feedback.button("Показать ответ"))
+    mine, *reference = user.expect(2)
+    assert "Ваш ответ" in mine.text and "Показано начало: в ответе 4090 симв." in mine.text
+    assert "Эталонный ответ" in reference[0].text
+    user.send("/answer")
+    again = user.expect(2)
+    assert "Эталонный ответ" in again[1].text
+    assert bot.rows("select length(text) from answers where user_id = ?", uid) == [(4090,)]  # stored whole

@@ -13,7 +13,7 @@ from PIL import Image
 
 from bot.core.stats import bar
 from tests.conftest import BotProcess, wait_until
-from tests.fakebot import FakeTelegram, FakeUser, Sent
+from tests.fakebot import BOT_USERNAME, FakeTelegram, FakeUser, Sent
 
 pytestmark = pytest.mark.e2e
 
@@ -142,6 +142,18 @@ def test_export_sends_my_answers_as_markdown(fake: FakeTelegram, bot: BotProcess
     assert md.index("## LoRA") < md.index("## Обучение больших моделей")  # bank order of topics
     assert "покрытие" in md  # the grader's coverage of each answer
     assert msg
+    # a group title is anyone's text: in the file it is plain text, not Markdown
+    group = fake.group(-(uid + 1), title="*Жирный* [ссылка](http://evil.example)\n# Заголовок")
+    member = fake.user(uid).in_chat(group)
+    member.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = member.expect()
+    member.send("Пересчитываем активации в backward вместо хранения", reply_to=q.message_id)
+    member.expect()
+    user.send("/export")
+    later = wait_msg(user, lambda m: m.method == "sendDocument" and m is not doc, "the second export")
+    md = later.params["document"]["content"].decode("utf-8")
+    assert "в группе «\\*Жирный\\* \\[ссылка\\]\\(http://evil\\.example\\) \\# Заголовок»" in md
+    assert "\n# Заголовок" not in md
 
 
 def test_forget_asks_then_deletes_everything_about_me(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:

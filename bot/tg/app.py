@@ -82,6 +82,7 @@ CALLBACKS: dict[str, CallbackFn] = {
     "d": daily.cb_daily,
     "fg": progress.cb_forget,
     "sa": practice.cb_self_assessment,
+    "sA": practice.cb_self_assessment,
     "rv": practice.cb_review_next,
     "iv": interview.cb_interview,
     "top": quiz.cb_top,

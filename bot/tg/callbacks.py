@@ -31,6 +31,7 @@ _OPS: Final[dict[str, str]] = {
     "lang": "l",  # interface language
     "d": "s",  # daily settings action
     "sa": "in",  # self-assessment: question, grade 1..3
+    "sA": "inn",  # self-assessment in a group: question, grade, the answerer (only they may press)
     "iv": "s",  # interview action
     "rv": "",  # next question due for review
     "fg": "s",  # forget-me confirmation

@@ -278,11 +278,14 @@ def lang_keyboard() -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[_btn("Русский", "lang", "ru"), _btn("English", "lang", "en")]])
 
 
-def self_assessment_row(q: Question, lang: str) -> list[InlineKeyboardButton]:
+def self_assessment_row(q: Question, lang: str, answerer: int | None = None) -> list[InlineKeyboardButton]:
+    """«Знал / Частично / Не знал». In a group the buttons name the answerer: only they count."""
+    extra = () if answerer is None else (answerer,)
+    op = "sa" if answerer is None else "sA"
     return [
-        _btn(t(lang, "practice.knew"), "sa", q.id, 3),
-        _btn(t(lang, "practice.partly"), "sa", q.id, 2),
-        _btn(t(lang, "practice.didnt"), "sa", q.id, 1),
+        _btn(t(lang, "practice.knew"), op, q.id, 3, *extra),
+        _btn(t(lang, "practice.partly"), op, q.id, 2, *extra),
+        _btn(t(lang, "practice.didnt"), op, q.id, 1, *extra),
     ]
 
 
@@ -296,16 +299,17 @@ def feedback_view(
     with_reveal: bool = True,
     fallback: str = "",
     next_topic: str | None = None,
+    answerer: int | None = None,
 ) -> View:
     """What the user sees after an answer: the score, mistakes with corrections, covered key points,
-    hints for the missed ones, and the self-assessment buttons."""
+    hints for the missed ones, and the self-assessment buttons (``answerer``: a group's answer)."""
     lines = [head]
     for line in feedback_lines(q, grade, lang, fallback=fallback):
         text = escape(line.text)
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
     lines.append("")
     lines.append(t(lang, "practice.rate_yourself"))
-    rows = [self_assessment_row(q, lang)]
+    rows = [self_assessment_row(q, lang, answerer)]
     tail = []
     if with_reveal:
         tail.append(_btn(t(lang, "btn.reveal"), "a", q.id))
@@ -345,6 +349,13 @@ def after_assessment_keyboard(
 
 
 def my_answer_view(text: str, lang: str) -> View:
-    """The user's own latest answer, quoted above the reference answer."""
+    """The user's own latest answer, quoted above the reference answer; a long one is cut to fit
+    one message (the whole text stays stored, and /export has it)."""
     label = "Ваш ответ" if lang == "ru" else "Your answer"
-    return View(f"<b>{label}:</b>\n<blockquote expandable>{escape(text)}</blockquote>")
+    room = TELEGRAM_TEXT_LIMIT - 200
+    if len(text) > room:
+        quoted = escape(text[:room].rstrip()) + "…"
+        note = "\n" + t(lang, "answer_quote_cut", chars=len(text))
+    else:
+        quoted, note = escape(text), ""
+    return View(f"<b>{label}:</b>\n<blockquote expandable>{quoted}</blockquote>{note}")

@@ -8,8 +8,9 @@ from bot.bank.markdown import escape
 from bot.i18n import t
 from bot.services import asking
 from bot.tg.callbacks import Callback
-from bot.tg.common import check_query, command_args, page_to, reply, reply_text
+from bot.tg.common import answer_query, check_query, command_args, is_group, page_to, reply, reply_text
 from bot.tg.context import Ctx
+from bot.tg.handlers.admin_checks import is_group_admin
 from bot.tg.handlers.questions import next_question
 from bot.tg.views import (
     did_you_mean_view,
@@ -107,6 +108,14 @@ async def cb_topic(update: Update, context: Ctx, cb: Callback) -> None:
     topic = s.catalog.bank.topic(topic_id)
     if topic_id != "-" and topic is None:
         await reply_text(update, t(context.lang, "stale_button"))
+        return
+    if is_group(update) and not await is_group_admin(update, context):
+        # the group's filter is its daily-push topic too: admins change it; a member gets a question
+        if topic is None:
+            await answer_query(update, context, t(context.lang, "group_admin_only"), alert=True)
+            return
+        await answer_query(update, context, t(context.lang, "filter_admins_only"))
+        await next_question(update, context, topic.id)
         return
     await asking.set_topic_filter(s.db, chat_id=chat.id, topic_id=topic.id if topic else None)
     if context.chat_row is not None:

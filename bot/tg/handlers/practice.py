@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 from telegram import Message, Update
+from telegram.error import BadRequest
 
 from bot.core.srs import describe_interval
 from bot.i18n import t
@@ -12,6 +15,7 @@ from bot.tg.common import answer_query, ask_question, reply_text
 from bot.tg.context import Ctx
 from bot.tg.views import after_assessment_keyboard
 
+log = logging.getLogger(__name__)
 GRADE_KEYS = {3: "practice.knew", 2: "practice.partly", 1: "practice.didnt"}
 
 
@@ -24,6 +28,9 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
     grade = cb.int(1)
     if q is None or user is None or grade not in GRADE_KEYS:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
+        return
+    if cb.op == "sA" and cb.int(2) != user.id:  # someone else's answer in a group
+        await answer_query(update, context, t(context.lang, "practice.assess_not_yours"), alert=True)
         return
     now = s.clock()
     due = await answers.self_assess(s.db, user_id=user.id, chat_id=chat.id, question_id=q.id, grade=grade, now=now)
@@ -41,7 +48,10 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
         topic = next((str(b)[3:] for b in buttons if str(b).startswith("nt:")), None)
         next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons or topic else "")
         keyboard = after_assessment_keyboard(q, context.lang, next_op, topic, t(context.lang, GRADE_KEYS[grade]))
-        await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
+        try:
+            await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
+        except BadRequest as exc:  # too old or gone: the grade is saved and the press was answered
+            log.info("self-assessment buttons of %s not updated: %s", message.message_id, exc)
 
 
 async def cb_noop(update: Update, context: Ctx, cb: Callback) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 
@@ -193,7 +194,7 @@ def _question_heading(q: Question, lang: str) -> str:
 def _answer_meta(a: ExportedAnswer, lang: str, tz: tzinfo) -> str:
     parts = [f"**{a.created_at.astimezone(tz):%Y-%m-%d %H:%M}**"]
     if a.chat_title is not None or a.chat_id < 0:
-        parts.append(t(lang, "progress.export.in_group", title=a.chat_title or "?"))
+        parts.append(t(lang, "progress.export.in_group", title=md_escape(a.chat_title or "?")))
     if a.coverage is not None:
         parts.append(t(lang, "progress.export.coverage", pct=stats.percent(a.coverage)))
     if a.self_grade in stats.GRADES:
@@ -201,6 +202,15 @@ def _answer_meta(a: ExportedAnswer, lang: str, tz: tzinfo) -> str:
     if a.edited:
         parts.append(t(lang, "progress.export.edited"))
     return " · ".join(parts)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+
+
+def md_escape(text: str) -> str:
+    """Text that Markdown shows as it is (a group title is anyone's text): one line, every
+    markup character backslashed."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
 def _quote(text: str) -> list[str]:

@@ -207,6 +207,7 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
     view = feedback_view(
         q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
         fallback=done.outcome.fallback, next_topic=q.topic if ask.source == "topic" else None,
+        answerer=user.id if is_group(update) else None,
     )  # fmt: skip
     await show(update, view, status, quote=is_group(update))
 
