@@ -394,7 +394,7 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
     each figure is the median of the round medians, so that the machine's noise hits them alike."""
     from sqlalchemy import literal, select
 
-    from bot.db import repo
+    from bot.db import chats as chat_store
     from bot.db.engine import Database
     from bot.db.models import Chat, User
 
@@ -403,17 +403,17 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
     for db in dbs.values():
         await db.migrate()
     async with dbs["aiosqlite (current)"].write() as s:
-        await repo.upsert_chat(s, repo.ChatInfo(42, "private", None))
-        await repo.upsert_user(s, repo.UserInfo(42, "A"))
+        await chat_store.upsert_chat(s, chat_store.ChatInfo(42, "private", None))
+        await chat_store.upsert_user(s, chat_store.UserInfo(42, "A"))
 
     async def get_one(db: Any) -> None:
         async with db.read() as s:
-            await repo.get_chat(s, 42)
+            await chat_store.get_chat(s, 42)
 
     async def get_two(db: Any) -> None:
         async with db.read() as s:
-            await repo.get_chat(s, 42)
-            await repo.get_user(s, 42)
+            await chat_store.get_chat(s, 42)
+            await chat_store.get_user(s, 42)
 
     async def orm_join(db: Any) -> None:
         async with db.read() as s:
@@ -427,7 +427,7 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
 
     async def write_one(db: Any) -> None:
         async with db.write() as s:
-            await repo.set_chat_fields(s, 42, title="x")
+            await chat_store.set_chat_fields(s, 42, title="x")
 
     ops = (
         ("read session, 1 ORM get", get_one),

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.db import repo
+from bot.db import answers, asks, chats, models
 from bot.db.engine import Database
 from bot.db.models import Answer, ChatSeen
 
@@ -30,13 +30,13 @@ async def test_migrations_apply_and_are_idempotent(db_url: str) -> None:
 async def test_user_and_chat_upsert_keep_settings(db_url: str) -> None:
     db = await _db(db_url)
     async with db.write() as s:
-        await repo.upsert_user(s, repo.UserInfo(1, "Anna", "anna", "ru"))
-        await repo.upsert_chat(s, repo.ChatInfo(1, "private"))
-        await repo.set_user_fields(s, 1, language="en")
-        await repo.set_chat_fields(s, 1, topic_filter="lora")
+        await chats.upsert_user(s, chats.UserInfo(1, "Anna", "anna", "ru"))
+        await chats.upsert_chat(s, chats.ChatInfo(1, "private"))
+        await chats.set_user_fields(s, 1, language="en")
+        await chats.set_chat_fields(s, 1, topic_filter="lora")
     async with db.write() as s:  # Telegram data changes, our settings stay
-        user = await repo.upsert_user(s, repo.UserInfo(1, "Анна", None, "ru"))
-        chat = await repo.upsert_chat(s, repo.ChatInfo(1, "private"))
+        user = await chats.upsert_user(s, chats.UserInfo(1, "Анна", None, "ru"))
+        chat = await chats.upsert_chat(s, chats.ChatInfo(1, "private"))
     assert (user.first_name, user.language, chat.topic_filter) == ("Анна", "en", "lora")
     await db.close()
 
@@ -45,19 +45,19 @@ async def test_ask_answer_and_seen_counts(db_url: str) -> None:
     db = await _db(db_url)
     long_text = "ответ " * 800  # ~4800 chars: kept whole
     async with db.write() as s:
-        await repo.upsert_user(s, repo.UserInfo(7, "U"))
-        await repo.upsert_chat(s, repo.ChatInfo(7, "private"))
-        ask = await repo.record_ask(s, 7, "q463", user_id=7, source="q", message_id=10)
-        await repo.record_ask(s, 7, "q463", user_id=7, source="q", message_id=12)
-        await repo.add_answer(s, ask=ask, question_id="q463", user_id=7, chat_id=7, message_id=11,
+        await chats.upsert_user(s, chats.UserInfo(7, "U"))
+        await chats.upsert_chat(s, chats.ChatInfo(7, "private"))
+        ask = await asks.record_ask(s, 7, "q463", user_id=7, source="q", message_id=10)
+        await asks.record_ask(s, 7, "q463", user_id=7, source="q", message_id=12)
+        await answers.add_answer(s, ask=ask, question_id="q463", user_id=7, chat_id=7, message_id=11,
                               text=long_text)  # fmt: skip
     async with db.read() as s:
-        assert await repo.seen_counts(s, 7) == {"q463": 2}
-        chat = await repo.get_chat(s, 7)
+        assert await chats.seen_counts(s, 7) == {"q463": 2}
+        chat = await chats.get_chat(s, 7)
         assert chat is not None and chat.pending_ask_id is not None
-        found = await repo.ask_by_message(s, 7, 12)
+        found = await asks.ask_by_message(s, 7, 12)
         assert found is not None and found.id == chat.pending_ask_id
-        latest = await repo.latest_answer(s, 7, "q463")
+        latest = await answers.latest_answer(s, 7, "q463")
         assert latest is not None and latest.text == long_text
     await db.close()
 
@@ -67,14 +67,14 @@ async def test_concurrent_writers_do_not_lose_answers(db_url: str) -> None:
     db = await _db(db_url)
     async with db.write() as s:
         for uid in range(50):
-            await repo.upsert_user(s, repo.UserInfo(1000 + uid, "U"))
-            await repo.upsert_chat(s, repo.ChatInfo(1000 + uid, "private"))
+            await chats.upsert_user(s, chats.UserInfo(1000 + uid, "U"))
+            await chats.upsert_chat(s, chats.ChatInfo(1000 + uid, "private"))
 
     async def user(uid: int) -> None:
         for i in range(5):
             async with db.write() as s:
-                ask = await repo.record_ask(s, uid, f"q{i}", user_id=uid, source="q", message_id=i)
-                await repo.add_answer(s, ask=ask, question_id=f"q{i}", user_id=uid, chat_id=uid,
+                ask = await asks.record_ask(s, uid, f"q{i}", user_id=uid, source="q", message_id=i)
+                await answers.add_answer(s, ask=ask, question_id=f"q{i}", user_id=uid, chat_id=uid,
                                       message_id=100 + i, text=f"answer {i}")  # fmt: skip
 
     await asyncio.gather(*(user(1000 + uid) for uid in range(50)))
@@ -91,16 +91,16 @@ async def _group_with_history(db: Database, chat_id: int, *, seen: int, settings
     from bot.db.models import Delivery, Interview
 
     async with db.write() as s:
-        await repo.upsert_user(s, repo.UserInfo(41, "Anna"))
-        await repo.upsert_chat(s, repo.ChatInfo(chat_id, "group" if chat_id > -(10**12) else "supergroup", "Study"))
+        await chats.upsert_user(s, chats.UserInfo(41, "Anna"))
+        await chats.upsert_chat(s, chats.ChatInfo(chat_id, "group" if chat_id > -(10**12) else "supergroup", "Study"))
         if settings:
-            await repo.set_chat_fields(
+            await chats.set_chat_fields(
                 s, chat_id, language="en", timezone="Europe/Berlin", push_enabled=True, push_minute=570
             )
             s.add(Interview(user_id=41, chat_id=chat_id, status="open", topics="lora", size=5))
         for _ in range(seen):
-            await repo.record_ask(s, chat_id, "q463", user_id=41, source="q", message_id=None)
-        s.add(Delivery(chat_id=chat_id, local_date=date(2026, 12, 1), due_at=repo.utcnow(), status="sent"))
+            await asks.record_ask(s, chat_id, "q463", user_id=41, source="q", message_id=None)
+        s.add(Delivery(chat_id=chat_id, local_date=date(2026, 12, 1), due_at=models.utcnow(), status="sent"))
 
 
 @pytest.mark.parametrize("new_first", [False, True], ids=["old-group-first", "supergroup-first"])
@@ -114,13 +114,13 @@ async def test_a_group_that_becomes_a_supergroup_keeps_everything(db_url: str, n
         await _group_with_history(db, new, seen=1, settings=False)
     for _ in range(2):  # both service messages: the second finds nothing left to move
         async with db.write() as s:
-            await repo.migrate_chat(s, old, new)
+            await chats.migrate_chat(s, old, new)
     async with db.read() as s:
         assert await s.get(Chat, old) is None
         chat = await s.get(Chat, new)
         assert chat is not None
         assert (chat.language, chat.timezone, chat.push_enabled, chat.push_minute) == ("en", "Europe/Berlin", True, 570)
-        assert await repo.seen_counts(s, new) == {"q463": 3 if new_first else 2}
+        assert await chats.seen_counts(s, new) == {"q463": 3 if new_first else 2}
         asks = await s.scalar(select(func.count()).select_from(Ask).where(Ask.chat_id == new))
         assert asks == (3 if new_first else 2)
         deliveries = await s.scalar(select(func.count()).select_from(Delivery).where(Delivery.chat_id == new))
@@ -139,20 +139,20 @@ async def test_long_strings_and_nul_characters_are_stored_not_refused(db_url: st
 
     db = await _db(db_url)
     async with db.write() as s:
-        await repo.upsert_user(s, repo.UserInfo(9, "An\x00na", "u" * 200, "x" * 40))
-        await repo.upsert_chat(s, repo.ChatInfo(-9, "group", "Группа\x00" + "т" * 400))
-        ask = await repo.record_ask(s, -9, "q463", user_id=9, source="q", message_id=1)
-        await repo.add_answer(s, ask=ask, question_id="q463", user_id=9, chat_id=-9, message_id=2,
+        await chats.upsert_user(s, chats.UserInfo(9, "An\x00na", "u" * 200, "x" * 40))
+        await chats.upsert_chat(s, chats.ChatInfo(-9, "group", "Группа\x00" + "т" * 400))
+        ask = await asks.record_ask(s, -9, "q463", user_id=9, source="q", message_id=1)
+        await answers.add_answer(s, ask=ask, question_id="q463", user_id=9, chat_id=-9, message_id=2,
                               text="ответ\x00 с NUL")  # fmt: skip
         s.add(Interview(user_id=9, chat_id=9, topics=",".join(["distributed"] * 30), size=1))
     async with db.read() as s:
         user = await s.get(User, 9)
         assert user is not None and user.first_name == "Anna" and len(user.username or "") == 64
-        chat = await repo.get_chat(s, -9)
+        chat = await chats.get_chat(s, -9)
         assert (
             chat is not None and chat.title is not None and chat.title.startswith("Группа") and len(chat.title) <= 256
         )
-        assert (await repo.latest_answer(s, 9, "q463")).text == "ответ с NUL"  # type: ignore[union-attr]
+        assert (await answers.latest_answer(s, 9, "q463")).text == "ответ с NUL"  # type: ignore[union-attr]
         topics = await s.scalar(select(Interview.topics))
         assert topics is not None and len(topics) == 256
     await db.close()

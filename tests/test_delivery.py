@@ -11,7 +11,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from bot.bank import Bank, Question
 from bot.core.quiz import Quiz
-from bot.db import repo
+from bot.db import chats as chat_store
 from bot.db.engine import Database
 from bot.push.broadcast import BroadcastReport, audience, broadcast
 from bot.push.outcome import Outcome, Status
@@ -66,8 +66,8 @@ async def test_a_broadcast_retries_after_429_stops_blocked_chats_and_follows_mig
     chats = [1, 2, 3, -4, -5]
     async with db.write() as s:
         for cid in chats:
-            await repo.upsert_chat(s, repo.ChatInfo(cid, "private" if cid > 0 else "group"))
-            await repo.set_chat_fields(s, cid, push_enabled=True)
+            await chat_store.upsert_chat(s, chat_store.ChatInfo(cid, "private" if cid > 0 else "group"))
+            await chat_store.set_chat_fields(s, cid, push_enabled=True)
     targets = await audience(db)
     assert sorted(targets) == sorted(chats)
     channel = ScriptedChannel(
@@ -92,7 +92,7 @@ async def test_a_broadcast_retries_after_429_stops_blocked_chats_and_follows_mig
     assert channel.sends == [-5, -1005, -4, -1004, 1, 1, 2, 3]
     assert seen  # progress was reported along the way
     async with db.read() as s:
-        assert sorted(await repo.subscribed_chat_ids(s)) == [-1005, -1004, 1, 3]  # 2 blocked; groups moved
-        blocked = await repo.get_chat(s, 2)
+        assert sorted(await chat_store.subscribed_chat_ids(s)) == [-1005, -1004, 1, 3]  # 2 blocked; groups moved
+        blocked = await chat_store.get_chat(s, 2)
         assert blocked is not None and blocked.push_stopped_reason == "forbidden: bot was blocked by the user"
     await db.close()

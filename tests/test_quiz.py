@@ -29,7 +29,7 @@ from bot.core.quiz import (
     tg_len,
     topic_terms,
 )
-from bot.db import quiz_repo, repo
+from bot.db import answers, chats, polls
 from bot.db.engine import Database
 from bot.tg.handlers.quiz import format_points, week_start
 
@@ -299,36 +299,36 @@ async def _db(url: str) -> Database:
 async def test_poll_answers_change_and_retract(db_url: str) -> None:
     db = await _db(db_url)
     async with db.write() as s:
-        await repo.upsert_chat(s, repo.ChatInfo(GROUP, "group", "G"))
-        await repo.upsert_user(s, repo.UserInfo(1, "Anna"))
-        poll = await quiz_repo.record_poll(
+        await chats.upsert_chat(s, chats.ChatInfo(GROUP, "group", "G"))
+        await chats.upsert_user(s, chats.UserInfo(1, "Anna"))
+        poll = await polls.record_poll(
             s, poll_id="p1", chat_id=GROUP, message_id=5, term_id="lora", correct_option=2, source="quiz"
         )
-        first = await quiz_repo.record_poll_answer(s, poll, 1, 0)
+        first = await polls.record_poll_answer(s, poll, 1, 0)
         assert first is not None and (first.option, first.correct) == (0, False)
     async with db.write() as s:
-        poll = await quiz_repo.get_poll(s, "p1")
+        poll = await polls.get_poll(s, "p1")
         assert poll is not None
-        changed = await quiz_repo.record_poll_answer(s, poll, 1, 2)
+        changed = await polls.record_poll_answer(s, poll, 1, 2)
         assert changed is not None and (changed.option, changed.correct) == (2, True)
     async with db.read() as s:
-        board = await quiz_repo.leaderboard(s, GROUP)
+        board = await polls.leaderboard(s, GROUP)
         assert [(r.name, r.points, r.quiz_correct) for r in board] == [("Anna", 1.0, 1)]
-        assert await quiz_repo.quizzed_terms(s, GROUP) == {"lora": 1}
+        assert await polls.quizzed_terms(s, GROUP) == {"lora": 1}
     async with db.write() as s:
-        poll = await quiz_repo.get_poll(s, "p1")
+        poll = await polls.get_poll(s, "p1")
         assert poll is not None
-        assert await quiz_repo.record_poll_answer(s, poll, 1, None) is None
+        assert await polls.record_poll_answer(s, poll, 1, None) is None
     async with db.read() as s:
-        assert await quiz_repo.leaderboard(s, GROUP) == []
+        assert await polls.leaderboard(s, GROUP) == []
     async with db.write() as s:
-        poll = await quiz_repo.get_poll(s, "p1")
+        poll = await polls.get_poll(s, "p1")
         assert poll is not None
-        await quiz_repo.record_poll_answer(s, poll, 1, 2)
-        await repo.migrate_chat(s, GROUP, -100900)
+        await polls.record_poll_answer(s, poll, 1, 2)
+        await chats.migrate_chat(s, GROUP, -100900)
     async with db.read() as s:  # the supergroup keeps the group's quiz history
-        assert [r.name for r in await quiz_repo.leaderboard(s, -100900)] == ["Anna"]
-        assert await quiz_repo.quizzed_terms(s, -100900) == {"lora": 1}
+        assert [r.name for r in await polls.leaderboard(s, -100900)] == ["Anna"]
+        assert await polls.quizzed_terms(s, -100900) == {"lora": 1}
     await db.close()
 
 
@@ -337,13 +337,13 @@ async def test_leaderboard_points_periods_and_opt_out(db_url: str) -> None:
     now = datetime.now(UTC)
     old = now - timedelta(days=30)
     async with db.write() as s:
-        await repo.upsert_chat(s, repo.ChatInfo(GROUP, "group", "G"))
-        await repo.upsert_chat(s, repo.ChatInfo(-901, "group", "Other"))
+        await chats.upsert_chat(s, chats.ChatInfo(GROUP, "group", "G"))
+        await chats.upsert_chat(s, chats.ChatInfo(-901, "group", "Other"))
         for uid, name in ((1, "Anna"), (2, "Boris"), (3, "Vera"), (4, "Gleb")):
-            await repo.upsert_user(s, repo.UserInfo(uid, name))
+            await chats.upsert_user(s, chats.UserInfo(uid, name))
 
         async def answer(uid: int, qid: str, coverage: float | None, at: datetime, chat: int = GROUP) -> None:
-            await repo.add_answer(s, ask=None, question_id=qid, user_id=uid, chat_id=chat, message_id=None,
+            await answers.add_answer(s, ask=None, question_id=qid, user_id=uid, chat_id=chat, message_id=None,
                                   text="…", coverage=coverage, at=at)  # fmt: skip
 
         # Anna: q1 twice (best coverage 0.5 counts once) + q2 without coverage = (1 + 1) + 1 = 3
@@ -352,33 +352,33 @@ async def test_leaderboard_points_periods_and_opt_out(db_url: str) -> None:
         await answer(1, "q2", None, now)
         # Boris: q1 with full coverage = 3, one correct quiz, one wrong = +1 → 4
         await answer(2, "q1", 1.0, now)
-        poll = await quiz_repo.record_poll(s, poll_id="p", chat_id=GROUP, message_id=1, term_id="lora",
+        poll = await polls.record_poll(s, poll_id="p", chat_id=GROUP, message_id=1, term_id="lora",
                                            correct_option=0, source="quiz")  # fmt: skip
-        poll2 = await quiz_repo.record_poll(s, poll_id="p2", chat_id=GROUP, message_id=2, term_id="adam",
+        poll2 = await polls.record_poll(s, poll_id="p2", chat_id=GROUP, message_id=2, term_id="adam",
                                             correct_option=1, source="push")  # fmt: skip
-        await quiz_repo.record_poll_answer(s, poll, 2, 0, at=now)
-        await quiz_repo.record_poll_answer(s, poll2, 2, 0, at=now)
+        await polls.record_poll_answer(s, poll, 2, 0, at=now)
+        await polls.record_poll_answer(s, poll2, 2, 0, at=now)
         # Vera: an old answer (all time only) worth 1 + 2·0.75 = 2.5
         await answer(3, "q3", 0.75, old)
         # Gleb: lots of points, but in another group
         await answer(4, "q1", 1.0, now, chat=-901)
     since = now - timedelta(days=1)
     async with db.read() as s:
-        week = await quiz_repo.leaderboard(s, GROUP, since=since)
-        total = await quiz_repo.leaderboard(s, GROUP)
+        week = await polls.leaderboard(s, GROUP, since=since)
+        total = await polls.leaderboard(s, GROUP)
     assert [(r.name, r.points, r.questions, r.quiz_correct) for r in week] == [
         ("Boris", 4.0, 1, 1),
         ("Anna", 3.0, 2, 0),
     ]
     assert [(r.name, r.points) for r in total] == [("Boris", 4.0), ("Anna", 3.0), ("Vera", 2.5)]
     async with db.write() as s:
-        await quiz_repo.set_board_opt_out(s, 2, True)
+        await chats.set_board_opt_out(s, 2, True)
     async with db.read() as s:
-        assert [r.name for r in await quiz_repo.leaderboard(s, GROUP)] == ["Anna", "Vera"]
+        assert [r.name for r in await polls.leaderboard(s, GROUP)] == ["Anna", "Vera"]
     async with db.write() as s:
-        await quiz_repo.set_board_opt_out(s, 2, False)
+        await chats.set_board_opt_out(s, 2, False)
     async with db.read() as s:
-        assert [r.name for r in await quiz_repo.leaderboard(s, GROUP, limit=1)] == ["Boris"]
+        assert [r.name for r in await polls.leaderboard(s, GROUP, limit=1)] == ["Boris"]
     await db.close()
 
 

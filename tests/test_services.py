@@ -13,7 +13,8 @@ import pytest
 import bot.services
 from bot.bank import Question, default_bank_path, load_bank
 from bot.catalog import Catalog
-from bot.db import repo
+from bot.db import answers as answer_store
+from bot.db import chats as chat_store
 from bot.db.engine import Database
 from bot.services import answers, asking, chats, daily, interviews, quizzes, revealing, user_data
 from bot.services.grading import KeywordGrader
@@ -34,9 +35,9 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     database = Database(f"sqlite:///{tmp_path / 'services.db'}")
     await database.migrate()
     async with database.write() as session:
-        await repo.upsert_user(session, repo.UserInfo(USER, "Anna", "anna", "ru"))
-        await repo.upsert_chat(session, repo.ChatInfo(USER, "private"))
-        await repo.upsert_chat(session, repo.ChatInfo(GROUP, "supergroup", "ML"))
+        await chat_store.upsert_user(session, chat_store.UserInfo(USER, "Anna", "anna", "ru"))
+        await chat_store.upsert_chat(session, chat_store.ChatInfo(USER, "private"))
+        await chat_store.upsert_chat(session, chat_store.ChatInfo(GROUP, "supergroup", "ML"))
     yield database
     await database.close()
 
@@ -86,8 +87,8 @@ async def test_a_question_that_could_not_be_sent_is_forgotten(db: Database) -> N
     second = await asking.record_ask(db, chat_id=USER, question_id=q2.id, user_id=USER, source="q")
     await asking.cancel_ask(db, second, previous_pending=first.id)
     async with db.read() as session:
-        chat = await repo.get_chat(session, USER)
-        seen = await repo.seen_counts(session, USER)
+        chat = await chat_store.get_chat(session, USER)
+        seen = await chat_store.seen_counts(session, USER)
     assert chat is not None and chat.pending_ask_id == first.id
     assert seen.get(q2.id, 0) == 0
 
@@ -100,7 +101,7 @@ async def test_an_answer_is_stored_graded_and_its_card_due_later(db: Database) -
     done = await answer(db, q, q.answer)
     assert done.outcome is not None and done.outcome.grade.score > 0 and not done.again
     async with db.read() as session:
-        stored = await repo.latest_answer(session, USER, q.id)
+        stored = await answer_store.latest_answer(session, USER, q.id)
     assert stored is not None and stored.text == q.answer and stored.coverage == done.outcome.grade.score
     review = await asking.due_review(db, BANK, user_id=USER, now=NOW)
     assert review.question is None and review.upcoming is not None and review.upcoming > NOW
@@ -121,7 +122,7 @@ async def test_a_second_answer_to_the_same_ask_is_noticed_and_an_edit_kept(db: D
     assert await answers.record_edit(db, chat_id=USER, message_id=50, user_id=USER, text="edited")
     assert not await answers.record_edit(db, chat_id=USER, message_id=999, user_id=USER, text="not an answer")
     async with db.read() as session:
-        latest = await repo.latest_answer(session, USER, q.id)
+        latest = await answer_store.latest_answer(session, USER, q.id)
     assert latest is not None and latest.text == "edited" and latest.edited
     assert (await user_data.stored(db, user_id=USER)).answers == 3  # every text is kept
 
@@ -236,7 +237,7 @@ async def test_daily_save_schedules_the_next_push_and_keeps_the_users_zone(db: D
     assert chat.push_enabled and chat.push_minute == 8 * 60 + 15
     assert chat.next_push_at is not None and chat.next_push_at > NOW
     async with db.read() as session:
-        user = await repo.get_user(session, USER)
+        user = await chat_store.get_user(session, USER)
     assert user is not None and user.timezone == "Europe/Berlin"
     stale = daily.button_change("t9999", chat)
     assert stale is None
@@ -254,7 +255,7 @@ async def test_a_quiz_vote_counts_on_the_board_until_the_member_hides(db: Databa
     quiz = await quizzes.build(db, CATALOG, random.Random(5), chat_id=GROUP, lang="ru", topic=None)
     assert quiz is not None
     await quizzes.record_poll(db, quiz, poll_id="p1", chat_id=GROUP, message_id=3, source="quiz")
-    voter = repo.UserInfo(8, "Boris")
+    voter = chat_store.UserInfo(8, "Boris")
     assert await quizzes.record_vote(db, poll_id="p1", voter=voter, is_bot=False, option=quiz.correct_option)
     board = await quizzes.board(db, chat_id=GROUP, period="week", zone="Europe/Moscow", now=NOW)
     assert [(r.name, r.quiz_correct) for r in board.rows] == [("Boris", 1)]
@@ -282,7 +283,7 @@ async def test_progress_export_and_forget(db: Database) -> None:
     assert await user_data.stored(db, user_id=USER) == user_data.UserData()
     assert await user_data.export(db, user_id=USER) == []
     async with db.read() as session:  # the group stays
-        assert await repo.get_chat(session, GROUP) is not None
+        assert await chat_store.get_chat(session, GROUP) is not None
 
 
 def test_user_zone_falls_back_to_the_default() -> None:
@@ -313,7 +314,7 @@ async def test_touch_keeps_the_bots_settings_and_the_topic_filter_sticks(db: Dat
     topic = BANK.topics[0].id
     await asking.set_topic_filter(db, chat_id=USER, topic_id=topic)
     await user_data.set_language(db, chat_id=USER, user_id=USER, private=True, lang="en")
-    await chats.touch(db, chats.ChatInfo(USER, "private"), chats.UserInfo(USER, "Анна", None, "ru"))
+    await chats.touch(db, chat_store.ChatInfo(USER, "private"), chat_store.UserInfo(USER, "Анна", None, "ru"))
     chat, user = await chats.load(db, chat_id=USER, user_id=USER)
     assert chat is not None and chat.topic_filter == topic
     assert user is not None and user.first_name == "Анна" and user.language == "en"

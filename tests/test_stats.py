@@ -20,7 +20,7 @@ from bot.core.stats import (
     streak,
     summarize,
 )
-from bot.db.progress import ExportedAnswer
+from bot.db.user_data import ExportedAnswer
 from bot.tg.chart import ChartRow, has_cyrillic_font, mastery_chart
 from bot.tg.handlers.progress import (
     chart_caption,
@@ -275,7 +275,7 @@ def test_aggregate_timing_for_a_large_history() -> None:
 
 
 async def _seed(db_url: str):  # type: ignore[no-untyped-def]
-    from bot.db import repo
+    from bot.db import answers, asks, chats
     from bot.db.engine import Database
     from bot.db.models import Card, Delivery, Interview, InterviewItem, Poll, PollAnswer
 
@@ -284,23 +284,23 @@ async def _seed(db_url: str):  # type: ignore[no-untyped-def]
     now = at("2026-03-01T10:00")
     async with db.write() as s:
         for uid in (1, 2):
-            await repo.upsert_user(s, repo.UserInfo(uid, f"U{uid}"))
-            await repo.upsert_chat(s, repo.ChatInfo(uid, "private"))
-        await repo.upsert_chat(s, repo.ChatInfo(-100, "group", "Club"))
+            await chats.upsert_user(s, chats.UserInfo(uid, f"U{uid}"))
+            await chats.upsert_chat(s, chats.ChatInfo(uid, "private"))
+        await chats.upsert_chat(s, chats.ChatInfo(-100, "group", "Club"))
         for uid in (1, 2):
-            own = await repo.record_ask(s, uid, "q463", user_id=uid, source="q", message_id=5)
-            await repo.add_answer(s, ask=own, question_id="q463", user_id=uid, chat_id=uid, message_id=6,
+            own = await asks.record_ask(s, uid, "q463", user_id=uid, source="q", message_id=5)
+            await answers.add_answer(s, ask=own, question_id="q463", user_id=uid, chat_id=uid, message_id=6,
                                   text=f"private {uid}", coverage=0.5, covered=[0], at=now)  # fmt: skip
-            await repo.add_reveal(s, "q463", uid, uid)
+            await asks.add_reveal(s, "q463", uid, uid)
             s.add(Card(user_id=uid, question_id="q463", state="{}", due=now, reps=1, auto_rated=False))
             interview = Interview(user_id=uid, chat_id=uid, size=1, status="open", topics="", position=0,
                                   started_at=now)  # fmt: skip
             s.add(interview)
             await s.flush()
             s.add(InterviewItem(interview_id=interview.id, position=0, question_id="q463", skipped=False))
-        group_ask = await repo.record_ask(s, -100, "q463", user_id=1, source="q", message_id=7)
+        group_ask = await asks.record_ask(s, -100, "q463", user_id=1, source="q", message_id=7)
         for uid in (1, 2):
-            await repo.add_answer(s, ask=group_ask, question_id="q463", user_id=uid, chat_id=-100,
+            await answers.add_answer(s, ask=group_ask, question_id="q463", user_id=uid, chat_id=-100,
                                   message_id=8 + uid, text=f"group {uid}", at=now)  # fmt: skip
         quiz = {"term_id": "lora", "correct_option": 0, "source": "quiz", "created_at": now}
         s.add(Poll(id="p-private", chat_id=1, **quiz))
@@ -315,15 +315,15 @@ async def _seed(db_url: str):  # type: ignore[no-untyped-def]
 
 
 async def test_queries_see_only_the_given_user(db_url: str) -> None:
-    from bot.db import progress
+    from bot.db import cards, user_data
 
     db = await _seed(db_url)
     async with db.read() as s:
-        facts = await progress.answer_facts(s, 2)
-        exported = await progress.exported_answers(s, 2)
-        due = await progress.due_questions(s, 2, at("2026-03-01T10:00"))
-        not_yet = await progress.due_questions(s, 2, at("2026-03-01T09:59"))
-        data = await progress.stored_data(s, 1)
+        facts = await user_data.answer_facts(s, 2)
+        exported = await user_data.exported_answers(s, 2)
+        due = await cards.due_questions(s, 2, at("2026-03-01T10:00"))
+        not_yet = await cards.due_questions(s, 2, at("2026-03-01T09:59"))
+        data = await user_data.stored_data(s, 1)
     assert len(facts) == 2
     assert [(a.text, a.chat_title) for a in exported] == [("private 2", None), ("group 2", "Club")]
     assert (due, not_yet) == (["q463"], [])
@@ -335,12 +335,12 @@ async def test_queries_see_only_the_given_user(db_url: str) -> None:
 async def test_forget_user_deletes_everything_of_one_user_only(db_url: str) -> None:
     from sqlalchemy import func, select
 
-    from bot.db import progress
+    from bot.db import user_data
     from bot.db.models import Answer, Ask, Chat, ChatSeen, Delivery, InterviewItem, Poll, PollAnswer, User
 
     db = await _seed(db_url)
     async with db.write() as s:
-        deleted = await progress.forget_user(s, 1)
+        deleted = await user_data.forget_user(s, 1)
     assert (deleted.answers, deleted.group_answers, deleted.cards, deleted.interviews) == (2, 1, 1, 1)
     assert (deleted.poll_answers, deleted.reveals, deleted.profile, deleted.private_chat) == (
         2,
@@ -349,7 +349,7 @@ async def test_forget_user_deletes_everything_of_one_user_only(db_url: str) -> N
         True,
     )
     async with db.read() as s:
-        assert await progress.stored_data(s, 1) == progress.UserData()
+        assert await user_data.stored_data(s, 1) == user_data.UserData()
         assert await s.get(User, 1) is None and await s.get(Chat, 1) is None
         assert await s.get(Chat, -100) is not None  # the group stays
         for model, where in [
@@ -359,11 +359,11 @@ async def test_forget_user_deletes_everything_of_one_user_only(db_url: str) -> N
             assert await s.scalar(select(func.count()).select_from(model).where(where)) == 0, model
         assert await s.scalar(select(func.count()).select_from(Ask).where(Ask.chat_id == -100)) == 1
         # the other user keeps everything
-        assert await progress.stored_data(s, 2) == progress.UserData(2, 1, 1, 1, 1, 1, True, True)
+        assert await user_data.stored_data(s, 2) == user_data.UserData(2, 1, 1, 1, 1, 1, True, True)
         texts = (await s.scalars(select(Answer.text).order_by(Answer.text))).all()
         assert texts == ["group 2", "private 2"]
         assert await s.scalar(select(func.count()).select_from(InterviewItem)) == 1
         assert await s.scalar(select(func.count()).select_from(PollAnswer)) == 1
     async with db.write() as s:  # forgetting twice is harmless
-        assert await progress.forget_user(s, 1) == progress.UserData()
+        assert await user_data.forget_user(s, 1) == user_data.UserData()
     await db.close()

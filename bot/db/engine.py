@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event, text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -46,6 +46,14 @@ def database_problem(exc: BaseException, url: str) -> str:
     if password:
         text_ = text_.replace(password, "***")
     return f"DATABASE_URL: cannot use the database ({text_[:200]})"
+
+
+def describe_url(url: str) -> str:
+    """The database a URL names, for people: the file of a SQLite URL, else the URL without its password."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return parsed.database or ":memory:"
+    return parsed.render_as_string(hide_password=True)
 
 
 def _setup_sqlite(engine: AsyncEngine) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import InboxUpdate
-from bot.db.repo import _insert
+from bot.db.sql import insert_for
 
 
 async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: str, now: datetime) -> set[int]:
@@ -21,7 +21,7 @@ async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: st
         {"update_id": update_id, "payload": payload, "host": host[:64], "received_at": now}
         for update_id, payload in rows
     ]
-    ins = _insert(session)(InboxUpdate).values(values)
+    ins = insert_for(session)(InboxUpdate).values(values)
     ins = ins.on_conflict_do_nothing(index_elements=[InboxUpdate.update_id]).returning(InboxUpdate.update_id)
     return set((await session.execute(ins)).scalars().all())
 
@@ -52,3 +52,10 @@ async def pending(
         .limit(limit)
     )
     return [(int(update_id), str(payload)) for update_id, payload in rows]
+
+
+async def prune(session: AsyncSession, older_than: datetime) -> None:
+    """Forget handled inbox rows older than ``older_than`` (pending ones stay)."""
+    await session.execute(
+        delete(InboxUpdate).where(InboxUpdate.done_at.is_not(None), InboxUpdate.received_at < older_than)
+    )

@@ -4,6 +4,7 @@ so editing the bank never misattributes history."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -85,6 +86,53 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+# The closed sets of values some columns hold. StrEnum members are the stored strings themselves.
+
+
+class DeliveryStatus(StrEnum):
+    """``deliveries.status``."""
+
+    CLAIMED = "claimed"
+    SENT = "sent"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # too late to send (or the chat's push was switched off meanwhile)
+    UNKNOWN = "unknown"  # the send timed out: maybe delivered, never retried
+
+
+class InterviewStatus(StrEnum):
+    """``interviews.status``."""
+
+    OPEN = "open"
+    FINISHED = "finished"
+    ABANDONED = "abandoned"
+
+
+class PushKind(StrEnum):
+    """``chats.push_kind``: what the daily push sends."""
+
+    QUESTION = "question"
+    QUIZ = "quiz"
+
+
+class AskSource(StrEnum):
+    """``asks.source``: what showed the question (``polls.source`` uses QUIZ and PUSH)."""
+
+    Q = "q"  # /q, or a least-seen pick
+    TOPIC = "topic"  # a pick from a topic
+    NUMBER = "number"  # /q 12
+    ID = "id"  # /q q463
+    MATCH = "match"  # /q with words that matched a question
+    NEXT = "next"  # the «next question» button
+    SEARCH = "search"  # a /search result
+    BUTTON = "button"  # a question's button (related questions, ...)
+    LINK = "link"  # a deep link (/start q463)
+    REVIEW = "review"  # /review: a due spaced-repetition card
+    INTERVIEW = "interview"  # a mock interview's question
+    PUSH = "push"  # the daily push
+    QUIZ = "quiz"  # a /quiz poll
+    TERMINAL = "terminal"  # the terminal practice loop
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
@@ -119,7 +167,7 @@ class Chat(Base):
     push_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     push_minute: Mapped[int | None] = mapped_column(Integer)  # minutes after local midnight
     push_weekdays_only: Mapped[bool] = mapped_column(Boolean, default=False)
-    push_kind: Mapped[str] = mapped_column(BoundedString(16), default="question")  # question | quiz
+    push_kind: Mapped[str] = mapped_column(BoundedString(16), default=PushKind.QUESTION)  # a PushKind
     reveal_minute: Mapped[int | None] = mapped_column(Integer)  # optional evening reveal
     next_push_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     next_push_date: Mapped[date | None] = mapped_column(Date)
@@ -147,7 +195,7 @@ class Ask(Base):
     user_id: Mapped[int | None] = mapped_column(BigInteger)  # who asked for it; None for pushes
     question_id: Mapped[str] = mapped_column(BoundedString(64))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
-    source: Mapped[str] = mapped_column(BoundedString(16), default="q")
+    source: Mapped[str] = mapped_column(BoundedString(16), default=AskSource.Q)  # an AskSource
     asked_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (
@@ -209,8 +257,7 @@ class Delivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
     local_date: Mapped[date] = mapped_column(Date)
     due_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # claimed | sent | failed | skipped | unknown (the send timed out: maybe delivered, never retried)
-    status: Mapped[str] = mapped_column(BoundedString(16), default="claimed")
+    status: Mapped[str] = mapped_column(BoundedString(16), default=DeliveryStatus.CLAIMED)  # a DeliveryStatus
     claimed_by: Mapped[str | None] = mapped_column(BoundedString(64))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -251,7 +298,7 @@ class Interview(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     chat_id: Mapped[int] = mapped_column(BigInteger)
-    status: Mapped[str] = mapped_column(BoundedString(16), default="open")  # open | finished | abandoned
+    status: Mapped[str] = mapped_column(BoundedString(16), default=InterviewStatus.OPEN)  # an InterviewStatus
     topics: Mapped[str] = mapped_column(BoundedString(256), default="")
     size: Mapped[int] = mapped_column(Integer)
     time_limit: Mapped[int | None] = mapped_column(Integer)  # seconds per question
@@ -290,7 +337,7 @@ class Poll(Base):
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     term_id: Mapped[str] = mapped_column(BoundedString(64))
     correct_option: Mapped[int] = mapped_column(Integer)
-    source: Mapped[str] = mapped_column(BoundedString(16), default="quiz")
+    source: Mapped[str] = mapped_column(BoundedString(16), default=AskSource.QUIZ)  # AskSource.QUIZ or PUSH
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final, TextIO
 
-from sqlalchemy.engine import make_url
-
 from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import to_plain
 from bot.core.grading import Grade
 from bot.core.picking import candidates_for
-from bot.db import repo
-from bot.db.engine import Database
-from bot.db.models import Ask
+from bot.db import chats
+from bot.db.engine import Database, describe_url
+from bot.db.models import Ask, AskSource
 from bot.services import answers, asking, revealing
 from bot.services.feedback import feedback_lines
 from bot.services.grading import KeywordGrader, Outcome
@@ -84,13 +82,6 @@ def find_topic(bank: Bank, query: str) -> Topic | None:
     return starts[0] if len(starts) == 1 else None
 
 
-def describe_db(url: str) -> str:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        return parsed.database or ":memory:"
-    return parsed.render_as_string(hide_password=True)
-
-
 class Session:
     """One practice run: reads answers from ``stdin``, prints to ``stdout``."""
 
@@ -140,15 +131,15 @@ class Session:
     async def _setup(self) -> None:
         await self.db.migrate()
         async with self.db.write() as session:
-            await repo.upsert_user(session, repo.UserInfo(TERMINAL_USER, "terminal"))
-            await repo.upsert_chat(session, repo.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
+            await chats.upsert_user(session, chats.UserInfo(TERMINAL_USER, "terminal"))
+            await chats.upsert_chat(session, chats.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
             # the terminal is not a person in any group's leaderboard
-            await repo.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
+            await chats.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
         return await asking.pick_and_record(
             self.db, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates, exclude=asked,
-            source=CHAT_TYPE,
+            source=AskSource.TERMINAL,
         )  # fmt: skip
 
     async def _answer(self, q: Question, ask: Ask, text: str) -> Outcome:
@@ -286,5 +277,5 @@ def run_practice(
             stats = session.run(topic=topic, n=n, include_tasks=include_tasks)
         finally:
             runner.run(db.close())
-    print(stats.line(describe_db(db.url)), file=out, flush=True)
+    print(stats.line(describe_url(db.url)), file=out, flush=True)
     return stats

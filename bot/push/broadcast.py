@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.db import repo
+from bot.db import chats as chat_store
 from bot.db.engine import Database
 from bot.push import chats
 from bot.push.channel import PushChannel
@@ -34,7 +34,7 @@ class BroadcastReport:
 
 async def audience(db: Database) -> list[int]:
     async with db.read() as session:
-        return await repo.subscribed_chat_ids(session)
+        return await chat_store.subscribed_chat_ids(session)
 
 
 async def broadcast(

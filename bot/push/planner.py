@@ -14,29 +14,18 @@ No ``telegram`` imports here; the sender (bot.push.sender) does the sending.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.core.schedule import get_tz, occurrence, schedule_fields
+from bot.db import deliveries
 from bot.db.engine import Database
-from bot.db.models import Chat, Delivery
+from bot.db.models import DeliveryStatus
 
 log = logging.getLogger(__name__)
 
 MAX_CLAIMS_PER_PLAN = 2000  # one tick's transaction stays short, whatever the send rate
-INSERT_CHUNK = 500  # rows per INSERT: 7 parameters each, far below SQLite's and asyncpg's limits
-
-
-def _chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,27 +72,13 @@ class PushPlanner:
         self.grace = grace
         self.lease = lease
 
-    def _insert(self, session: AsyncSession) -> Any:
-        return pg_insert if self.db.engine.dialect.name == "postgresql" else sqlite_insert
-
     async def plan(self, now: datetime, limit: int) -> PlanResult:
         """Claim up to ``limit`` due pushes (new ones and expired leases) in one transaction."""
         claims: list[Claim] = []
         skipped = reclaimed = 0
         limit = min(limit, MAX_CLAIMS_PER_PLAN)
         async with self.db.write() as session:
-            due = (
-                select(
-                    Chat.id, Chat.type, Chat.timezone, Chat.push_minute, Chat.push_weekdays_only,
-                    Chat.next_push_at, Chat.next_push_date, Chat.topic_filter, Chat.push_kind, Chat.language,
-                )
-                .where(Chat.push_enabled.is_(True), Chat.next_push_at <= now)
-                .order_by(Chat.next_push_at)
-                .limit(limit)
-            )  # fmt: skip
-            if not self.db.is_sqlite:
-                due = due.with_for_update(skip_locked=True)
-            chats = (await session.execute(due)).all()
+            chats = await deliveries.due_chats(session, now, limit)
 
             fresh: list[dict[str, Any]] = []
             moves: list[dict[str, Any]] = []
@@ -118,7 +93,7 @@ class PushPlanner:
                         "chat_id": chat.id,
                         "local_date": chat.next_push_date,
                         "due_at": chat.next_push_at,
-                        "status": "skipped" if late else "claimed",
+                        "status": DeliveryStatus.SKIPPED if late else DeliveryStatus.CLAIMED,
                         "claimed_by": self.instance_id,
                         "lease_until": now + self.lease,
                         "attempts": 0 if late else 1,
@@ -131,37 +106,22 @@ class PushPlanner:
                         zone, key[1], key[2], now - self.grace, chat.next_push_date + timedelta(days=1)
                     )
                 moves.append({"id": chat.id, **next_for[key]})
-            for chunk in _chunks(fresh, INSERT_CHUNK):  # bound the bind parameters per statement
-                ins = self._insert(session)(Delivery).values(chunk)
-                ins = ins.on_conflict_do_nothing(index_elements=["chat_id", "local_date"])
-                rows = await session.execute(
-                    ins.returning(Delivery.id, Delivery.chat_id, Delivery.local_date, Delivery.status, Delivery.due_at)
+            for delivery_id, chat_id, day, status, due_at in await deliveries.insert_claims(session, fresh):
+                if status != DeliveryStatus.CLAIMED:
+                    continue
+                chat = by_id[chat_id]
+                claims.append(
+                    Claim(
+                        delivery_id, chat_id, chat.type, day, due_at, chat.topic_filter, chat.push_kind, chat.language
+                    )
                 )
-                for delivery_id, chat_id, day, status, due_at in rows.all():
-                    if status != "claimed":
-                        continue
-                    chat = by_id[chat_id]
-                    claims.append(
-                        Claim(delivery_id, chat_id, chat.type, day, due_at, chat.topic_filter, chat.push_kind,
-                              chat.language)
-                    )  # fmt: skip
-            if moves:
-                await session.execute(update(Chat), moves)
+            await deliveries.move_schedules(session, moves)
 
             room = limit - len(claims)
             if room > 0:
-                expired = (
-                    select(Delivery, Chat)
-                    .join(Chat, Chat.id == Delivery.chat_id)
-                    .where(Delivery.status == "claimed", Delivery.lease_until < now)
-                    .order_by(Delivery.due_at)
-                    .limit(room)
-                )
-                if not self.db.is_sqlite:
-                    expired = expired.with_for_update(skip_locked=True, of=Delivery)
-                for delivery, owner in (await session.execute(expired)).tuples():
+                for delivery, owner in await deliveries.expired_claims(session, now, room):
                     if now - delivery.due_at > self.grace or not owner.push_enabled:
-                        delivery.status = "skipped"
+                        delivery.status = DeliveryStatus.SKIPPED
                         skipped += 1
                         continue
                     delivery.claimed_by = self.instance_id
@@ -189,55 +149,27 @@ class PushPlanner:
             )
         return PlanResult(claims, skipped, reclaimed)
 
-    @staticmethod
-    async def mark_sent(
-        session: AsyncSession, delivery_id: int, message_id: int, question_id: str | None, now: datetime
-    ) -> None:
-        """Record a delivered push (in the caller's transaction, with whatever else it records)."""
-        await session.execute(
-            update(Delivery)
-            .where(Delivery.id == delivery_id)
-            .values(status="sent", message_id=message_id, question_id=question_id, sent_at=now)
-        )
-
-    async def mark(self, delivery_id: int, status: str, error: str | None = None) -> None:
+    async def mark(self, delivery_id: int, status: DeliveryStatus, error: str | None = None) -> None:
         async with self.db.write() as session:
-            await session.execute(update(Delivery).where(Delivery.id == delivery_id).values(status=status, error=error))
+            await deliveries.set_status(session, delivery_id, status, error)
 
     async def release(self, delivery_ids: list[int], now: datetime) -> None:
         """Give claims back (shutdown, transient error): the next tick takes them at once."""
         if not delivery_ids:
             return
         async with self.db.write() as session:
-            await session.execute(
-                update(Delivery)
-                .where(Delivery.id.in_(delivery_ids), Delivery.status == "claimed")
-                .values(lease_until=now - timedelta(seconds=1))
-            )
+            await deliveries.release(session, delivery_ids, now)
 
     async def due_reveals(self, now: datetime, limit: int = 200) -> list[RevealDue]:
         """Groups' evening reveals whose local time has passed, each claimed once."""
         out: list[RevealDue] = []
         async with self.db.read() as session:  # the few chats with a reveal (partial index)
-            chat_ids = list((await session.execute(select(Chat.id).where(Chat.reveal_minute.is_not(None)))).scalars())
+            chat_ids = await deliveries.reveal_chat_ids(session)
         if not chat_ids:
             return out
         async with self.db.write() as session:
-            rows = await session.execute(
-                select(Delivery, Chat)
-                .join(Chat, Chat.id == Delivery.chat_id)
-                .where(
-                    and_(
-                        Delivery.chat_id.in_(chat_ids[:5000]),
-                        Chat.reveal_minute.is_not(None),
-                        Delivery.status == "sent",
-                        Delivery.revealed_at.is_(None),
-                        Delivery.local_date >= (now - timedelta(days=2)).date(),
-                    )
-                )
-                .limit(limit)
-            )
-            for delivery, chat in rows.tuples():
+            since = (now - timedelta(days=2)).date()
+            for delivery, chat in await deliveries.unrevealed(session, chat_ids[:5000], since, limit):
                 assert chat.reveal_minute is not None
                 tz = get_tz(chat.timezone or self.default_zone)
                 at = occurrence(delivery.local_date, chat.reveal_minute, tz)

@@ -31,8 +31,10 @@ from bot.catalog import CatalogHolder
 from bot.config import Settings
 from bot.core.picking import candidates_for, pick
 from bot.core.quiz import Quiz
-from bot.db import practice_repo, repo
+from bot.db import answers, asks, cards, deliveries, inbox
+from bot.db import chats as chat_store
 from bot.db.engine import Database
+from bot.db.models import AskSource, DeliveryStatus, PushKind
 from bot.metrics import Metrics
 from bot.push import chats
 from bot.push.channel import PushChannel
@@ -156,7 +158,7 @@ class PushService:
             self.metrics.tick_seconds.observe(self.stats.last_tick_seconds)
         if now.minute == 0 and now.second < self.settings.tick_seconds + 1:  # hourly housekeeping
             async with self.db.write() as session:
-                await repo.prune_updates(session, now - timedelta(days=2))
+                await inbox.prune(session, now - timedelta(days=2))
 
     # -- sending ---------------------------------------------------------------------------------
     async def _consume(self) -> None:
@@ -195,10 +197,10 @@ class PushService:
         async with self.db.read() as session:
             if claim.chat_type == "private":
                 within = None if topic is None else candidates
-                for card in await practice_repo.due_cards(session, claim.chat_id, self.clock(), 20, within):
+                for card in await cards.due_cards(session, claim.chat_id, self.clock(), 20, within):
                     if bank.question(card.question_id) is not None:
                         return card.question_id
-            seen = await repo.seen_counts(session, claim.chat_id)
+            seen = await chat_store.seen_counts(session, claim.chat_id)
         return pick(candidates, seen, self.rng)
 
     async def _deliver(self, claim: Claim, chat_id: int | None = None) -> bool:
@@ -209,17 +211,17 @@ class PushService:
         lang = claim.language or self.settings.default_language
         qid: str | None = None
         quiz: Quiz | None = None
-        if claim.push_kind == "quiz":
+        if claim.push_kind == PushKind.QUIZ:
             topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
             quiz = await quizzes.build(self.db, self.catalog.current, self.rng, chat_id=target, lang=lang, topic=topic)
             if quiz is None:
-                await self.planner.mark(claim.delivery_id, "failed", "no quiz for this topic")
+                await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, "no quiz for this topic")
                 return False
             outcome = await self.channel.send_quiz(target, quiz)
         else:
             qid = await self._pick_question(claim)
             if qid is None:
-                await self.planner.mark(claim.delivery_id, "failed", "no questions")
+                await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, "no questions")
                 return False
             group = claim.chat_type != "private"
             outcome = await self.channel.send_question(target, bank.questions[qid], bank, lang, group=group)
@@ -234,19 +236,24 @@ class PushService:
         # Mark the delivery sent in its own short transaction first: the sooner that commits, the fewer
         # pushes a crash right now would send twice (measured: 7 vs ~20 of 1000 when merged with the ask).
         async with self.db.write() as session:
-            await self.planner.mark_sent(session, claim.delivery_id, outcome.message_id, qid, now)
+            await deliveries.mark_sent(session, claim.delivery_id, outcome.message_id, qid, now)
         if quiz is not None and outcome.poll_id is not None:  # a quiz poll has nothing to answer by reply
             await quizzes.record_poll(
-                self.db, quiz, poll_id=outcome.poll_id, chat_id=target, message_id=outcome.message_id, source="push"
+                self.db,
+                quiz,
+                poll_id=outcome.poll_id,
+                chat_id=target,
+                message_id=outcome.message_id,
+                source=AskSource.PUSH,
             )
         if qid is not None:
             async with self.db.write() as session:
-                await repo.record_ask(
+                await asks.record_ask(
                     session,
                     target,
                     qid,
                     user_id=None,
-                    source="push",
+                    source=AskSource.PUSH,
                     message_id=outcome.message_id,
                     make_pending=claim.chat_type == "private",
                 )
@@ -270,10 +277,10 @@ class PushService:
                 return await self._deliver(claim, outcome.new_chat_id)
             case Status.TIMED_OUT:
                 # It may have been delivered: retrying could duplicate it.
-                await self.planner.mark(claim.delivery_id, "unknown", "timed out")
+                await self.planner.mark(claim.delivery_id, DeliveryStatus.UNKNOWN, "timed out")
                 self.stats.fail("timeout")
             case Status.TOO_LONG | Status.REJECTED:
-                await self.planner.mark(claim.delivery_id, "failed", outcome.detail[:200])
+                await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, outcome.detail[:200])
                 self.stats.fail("bad_request")
                 log.warning("push to chat %s rejected: %s", target, outcome.detail)
             case Status.NETWORK:
@@ -284,7 +291,7 @@ class PushService:
 
     async def _stop_chat(self, claim: Claim, reason: str) -> None:
         await chats.switch_off(self.db, claim.chat_id, reason)
-        await self.planner.mark(claim.delivery_id, "failed", reason)
+        await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, reason)
         self.stats.fail("forbidden")
 
     async def _reveal(self, item: RevealDue) -> None:
@@ -293,8 +300,8 @@ class PushService:
         if q is None:
             return
         async with self.db.read() as session:
-            ask = await repo.ask_by_message(session, item.chat_id, item.message_id)
-            answered = await repo.answers_for_ask(session, ask.id) if ask else 0
+            ask = await asks.ask_by_message(session, item.chat_id, item.message_id)
+            answered = await answers.answers_for_ask(session, ask.id) if ask else 0
         lang = item.language or self.settings.default_language
         outcome = await self.channel.send_reveal(
             item.chat_id, q, bank, lang, answered=answered, reply_to=item.message_id

@@ -19,11 +19,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import update
-
 from bot.bank import Bank, Question
 from bot.core.grading import Grade
-from bot.db import practice_repo, repo
+from bot.db import answers, asks, cards
+from bot.db import interviews as interview_store
 from bot.db.engine import Database
 from bot.db.models import Answer, Ask, Interview, InterviewItem
 from bot.services import interviews
@@ -51,31 +50,25 @@ async def record_answer(
 ) -> Recorded:
     async with db.write() as session:
         if message_id is not None:  # the same message handled again (after a crash): stored once
-            stored = await repo.answer_to_message(session, chat_id, message_id)
+            stored = await answers.answer_to_message(session, chat_id, message_id)
             if stored is not None:
-                return Recorded(stored, False, await practice_repo.item_for_ask(session, ask.id))
-        previous = await repo.latest_answer(session, user_id, question_id)
+                return Recorded(stored, False, await interview_store.item_for_ask(session, ask.id))
+        previous = await answers.latest_answer(session, user_id, question_id)
         again = previous is not None and previous.ask_id == ask.id
-        answer = await repo.add_answer(
+        answer = await answers.add_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
             text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (),
         )  # fmt: skip
         if grade is not None:
-            await practice_repo.review_card(
-                session, user_id, question_id, self_grade=None, coverage=grade.score, now=now
-            )
-        interview = await practice_repo.item_for_ask(session, ask.id)
+            await cards.review_card(session, user_id, question_id, self_grade=None, coverage=grade.score, now=now)
+        interview = await interview_store.item_for_ask(session, ask.id)
     return Recorded(answer, again, interview)
 
 
 async def apply_grade(db: Database, *, answer: Answer, grade: Grade, now: datetime) -> None:
     async with db.write() as session:
-        await session.execute(
-            update(Answer)
-            .where(Answer.id == answer.id)
-            .values(coverage=grade.score, covered=",".join(str(i) for i in grade.covered))
-        )
-        await practice_repo.review_card(
+        await answers.set_grade(session, answer.id, grade.score, grade.covered)
+        await cards.review_card(
             session, answer.user_id, answer.question_id, self_grade=None, coverage=grade.score, now=now
         )
     answer.coverage = grade.score
@@ -88,17 +81,17 @@ async def find_ask(
     chat's pending one (the caller passes it in private chats only)."""
     async with db.read() as session:
         if replied_message_id is not None:
-            ask = await repo.ask_by_message(session, chat_id, replied_message_id)
+            ask = await asks.ask_by_message(session, chat_id, replied_message_id)
             if ask is not None:
                 return ask
         if pending_ask_id:
-            return await repo.get_ask(session, pending_ask_id)
+            return await asks.get_ask(session, pending_ask_id)
     return None
 
 
 async def get_ask(db: Database, ask_id: int) -> Ask | None:
     async with db.read() as session:
-        return await repo.get_ask(session, ask_id)
+        return await asks.get_ask(session, ask_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +158,9 @@ async def self_assess(
     """«Знал» (3) / «Частично» (2) / «Не знал» (1): stored on the latest answer (and the interview
     item) and fed to FSRS; returns when the card is due next."""
     async with db.write() as session:
-        coverage = await practice_repo.set_self_grade(session, user_id, question_id, grade)
-        card = await practice_repo.review_card(
-            session, user_id, question_id, self_grade=grade, coverage=coverage, now=now
-        )
-        await practice_repo.grade_interview_item(session, user_id, chat_id, question_id, grade)
+        coverage = await answers.set_self_grade(session, user_id, question_id, grade)
+        card = await cards.review_card(session, user_id, question_id, self_grade=grade, coverage=coverage, now=now)
+        await interview_store.grade_interview_item(session, user_id, chat_id, question_id, grade)
         return card.due
 
 
@@ -177,11 +168,11 @@ async def record_edit(db: Database, *, chat_id: int, message_id: int, user_id: i
     """An edited answer is stored as a new answer (the earlier text is kept). False when the
     edited message was not an answer."""
     async with db.write() as session:
-        earlier = await repo.answer_by_message(session, chat_id, message_id)
+        earlier = await answers.answer_by_message(session, chat_id, message_id)
         if earlier is None:
             return False
-        ask = await repo.get_ask(session, earlier.ask_id) if earlier.ask_id else None
-        await repo.add_answer(
+        ask = await asks.get_ask(session, earlier.ask_id) if earlier.ask_id else None
+        await answers.add_answer(
             session, ask=ask, question_id=earlier.question_id, user_id=user_id, chat_id=chat_id,
             message_id=message_id, text=text, edited=True,
         )  # fmt: skip

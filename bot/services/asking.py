@@ -19,7 +19,7 @@ from bot.bank import Bank, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
 from bot.core.picking import candidates_for, pick
-from bot.db import practice_repo, repo
+from bot.db import answers, asks, cards, chats
 from bot.db.engine import Database
 from bot.db.models import Ask
 
@@ -56,7 +56,7 @@ async def choose_next(
     if not ids:
         return Choice(None, source, empty_topic=topic or "")
     async with db.read() as session:
-        seen = await repo.seen_counts(session, chat_id)
+        seen = await chats.seen_counts(session, chat_id)
     qid = pick(ids, seen, rng)
     assert qid is not None
     new_round = False
@@ -127,10 +127,10 @@ async def due_review(db: Database, bank: Bank, *, user_id: int, now: datetime) -
     async with db.read() as session:
         due = [
             c
-            for c in await practice_repo.due_cards(session, user_id, now, limit=200)
+            for c in await cards.due_cards(session, user_id, now, limit=200)
             if bank.question(c.question_id) is not None
         ]
-        upcoming = None if due else await practice_repo.next_due(session, user_id)
+        upcoming = None if due else await cards.next_due(session, user_id)
     if not due:
         return Review(None, 0, upcoming)
     return Review(bank.questions[due[0].question_id], len(due))
@@ -139,19 +139,19 @@ async def due_review(db: Database, bank: Bank, *, user_id: int, now: datetime) -
 async def record_ask(db: Database, *, chat_id: int, question_id: str, user_id: int | None, source: str) -> Ask:
     """Record a question as asked: the chat's pending question from now on."""
     async with db.write() as session:
-        return await repo.record_ask(session, chat_id, question_id, user_id=user_id, source=source)
+        return await asks.record_ask(session, chat_id, question_id, user_id=user_id, source=source)
 
 
 async def cancel_ask(db: Database, ask: Ask, *, previous_pending: int | None) -> None:
     """The question could not be shown: forget it, the previous pending question is pending again."""
     async with db.write() as session:
-        await repo.forget_ask(session, ask.id, ask.chat_id, previous_pending)
+        await asks.forget_ask(session, ask.id, ask.chat_id, previous_pending)
 
 
 async def note_message(db: Database, ask: Ask, message_id: int) -> None:
     """The message that shows the question (answers reply to it)."""
     async with db.write() as session:
-        await repo.set_ask_message(session, ask.id, message_id)
+        await asks.set_ask_message(session, ask.id, message_id)
 
 
 async def pick_and_record(
@@ -167,21 +167,21 @@ async def pick_and_record(
     """Choose a least-seen candidate not in ``exclude`` and record it as asked, in one transaction
     (the terminal loop). None when no candidate is left."""
     async with db.write() as session:
-        seen = await repo.seen_counts(session, chat_id)
+        seen = await chats.seen_counts(session, chat_id)
         qid = pick([c for c in candidates if c not in exclude], seen, rng)
         if qid is None:
             return None
-        ask = await repo.record_ask(session, chat_id, qid, user_id=user_id, source=source)
+        ask = await asks.record_ask(session, chat_id, qid, user_id=user_id, source=source)
         return qid, ask
 
 
 async def answered_questions(db: Database, *, user_id: int) -> set[str]:
     """Ids of the questions the user has answered (the topic list shows progress with them)."""
     async with db.read() as session:
-        return await repo.answered_per_question(session, user_id)
+        return await answers.answered_per_question(session, user_id)
 
 
 async def set_topic_filter(db: Database, *, chat_id: int, topic_id: str | None) -> None:
     """The chat's topic: /q and the daily question ask from it (None: from all topics)."""
     async with db.write() as session:
-        await repo.set_chat_fields(session, chat_id, topic_filter=topic_id)
+        await chats.set_chat_fields(session, chat_id, topic_filter=topic_id)

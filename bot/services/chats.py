@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.db import repo
+from bot.db import chats
+from bot.db.chats import ChatInfo, UserInfo
 from bot.db.engine import Database
 from bot.db.models import Chat, User
-from bot.db.repo import ChatInfo, UserInfo
 
 __all__ = ["ChatInfo", "UserInfo", "load", "touch"]
 
@@ -14,14 +14,14 @@ async def touch(db: Database, chat: ChatInfo, user: UserInfo | None) -> None:
     """Create or refresh the chat (and the user, unless None) from what Telegram says of them;
     the bot's own settings on them are kept."""
     async with db.write() as session:
-        await repo.upsert_chat(session, chat)
+        await chats.upsert_chat(session, chat)
         if user is not None:
-            await repo.upsert_user(session, user)
+            await chats.upsert_user(session, user)
 
 
 async def load(db: Database, *, chat_id: int, user_id: int | None) -> tuple[Chat | None, User | None]:
     """The chat's row and the user's row (None where not stored)."""
     async with db.read() as session:
-        chat = await repo.get_chat(session, chat_id)
-        user = await repo.get_user(session, user_id) if user_id is not None else None
+        chat = await chats.get_chat(session, chat_id)
+        user = await chats.get_user(session, user_id) if user_id is not None else None
     return chat, user

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from bot.bank.model import is_number
 from bot.core.schedule import ScheduleError, parse_time, parse_zone, schedule_fields
-from bot.db import repo
+from bot.db import chats, deliveries
 from bot.db.engine import Database
 from bot.db.models import Chat
 
@@ -100,17 +100,17 @@ async def save(
     """Store settings and recompute the next push; in a private chat the zone is the user's too
     (``/stats`` counts days in it). Returns the chat as stored."""
     async with db.write() as session:
-        await repo.set_chat_fields(session, chat_id, **values)
+        await chats.set_chat_fields(session, chat_id, **values)
         chat = await session.get(Chat, chat_id, populate_existing=True)
         assert chat is not None
         if chat.push_enabled and chat.push_minute is not None:
             zone = chat.timezone or default_zone
-            last = await repo.last_delivery_date(session, chat_id)
+            last = await deliveries.last_delivery_date(session, chat_id)
             fields = schedule_fields(
                 zone, chat.push_minute, chat.push_weekdays_only, now, last + timedelta(days=1) if last else None
             )
-            await repo.set_chat_fields(session, chat_id, **fields, push_stopped_reason=None)
+            await chats.set_chat_fields(session, chat_id, **fields, push_stopped_reason=None)
             chat.next_push_at, chat.next_push_date = fields["next_push_at"], fields["next_push_date"]
         if "timezone" in values and user_id is not None and chat.type == "private":
-            await repo.set_user_fields(session, user_id, timezone=values["timezone"])
+            await chats.set_user_fields(session, user_id, timezone=values["timezone"])
     return chat

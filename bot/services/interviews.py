@@ -13,16 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.bank import Bank, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
 from bot.core import interview as core
 from bot.core.grading import Grade
-from bot.db import practice_repo, repo
+from bot.db import answers, asks
+from bot.db import interviews as interview_store
 from bot.db.engine import Database
-from bot.db.models import Ask, Interview, InterviewItem
+from bot.db.models import Ask, AskSource, Interview, InterviewItem, InterviewStatus
 
 STOP_WORDS = frozenset({"stop", "стоп", "end", "закончить", "abandon"})
 FOLLOW_UP_LIMIT = 400
@@ -61,7 +60,7 @@ def parse_request(catalog: Catalog, words: Sequence[str]) -> Request | None:
 
 async def open_interview(db: Database, *, user_id: int, chat_id: int) -> Interview | None:
     async with db.read() as session:
-        return await practice_repo.open_interview(session, user_id, chat_id)
+        return await interview_store.open_interview(session, user_id, chat_id)
 
 
 async def start(
@@ -69,27 +68,14 @@ async def start(
 ) -> Interview | None:
     """Choose the questions (unanswered ones first) and open the session; None when none fit."""
     async with db.read() as session:
-        answered = await repo.answered_per_question(session, user_id)
+        answered = await answers.answered_per_question(session, user_id)
     chosen = core.choose(bank, list(request.topics), request.size, rng, answered)
     if not chosen:
         return None
     async with db.write() as session:
-        return await practice_repo.create_interview(
+        return await interview_store.create_interview(
             session, user_id, chat_id, chosen, topics=request.topics, time_limit=request.time_limit, now=now
         )
-
-
-async def _advance(
-    session: AsyncSession, interview: Interview, item: InterviewItem, *, skipped: bool, now: datetime
-) -> None:
-    db_item = await practice_repo.item_at(session, interview.id, item.position)
-    db_interview = await session.get(Interview, interview.id)
-    assert db_item is not None and db_interview is not None
-    if skipped:
-        db_item.skipped = True
-        db_item.answered_at = now
-    db_interview.position = item.position + 1
-    interview.position = db_interview.position
 
 
 async def current_question(db: Database, bank: Bank, interview: Interview, *, now: datetime) -> Question | None:
@@ -97,21 +83,25 @@ async def current_question(db: Database, bank: Bank, interview: Interview, *, no
     no question is left (the caller finishes the interview)."""
     while True:
         async with db.read() as session:
-            item = await practice_repo.item_at(session, interview.id, interview.position)
+            item = await interview_store.item_at(session, interview.id, interview.position)
         if item is None:
             return None
         q = bank.question(item.question_id)
         if q is not None:
             return q
         async with db.write() as session:  # the bank changed under an open interview
-            await _advance(session, interview, item, skipped=True, now=now)
+            interview.position = await interview_store.advance(
+                session, interview.id, item.position, skipped=True, now=now
+            )
 
 
 async def record_asked(db: Database, interview: Interview, q: Question, *, now: datetime) -> Ask:
     """Record the current question as asked (before it is shown, as ``asking.record_ask``)."""
     async with db.write() as session:
-        ask = await repo.record_ask(session, interview.chat_id, q.id, user_id=interview.user_id, source="interview")
-        stored = await practice_repo.item_at(session, interview.id, interview.position)
+        ask = await asks.record_ask(
+            session, interview.chat_id, q.id, user_id=interview.user_id, source=AskSource.INTERVIEW
+        )
+        stored = await interview_store.item_at(session, interview.id, interview.position)
         assert stored is not None
         stored.ask_id, stored.asked_at = ask.id, now
     return ask
@@ -119,7 +109,7 @@ async def record_asked(db: Database, interview: Interview, q: Question, *, now: 
 
 def awaits_follow_up(interview: Interview, item: InterviewItem) -> bool:
     return (
-        interview.status == "open"
+        interview.status == InterviewStatus.OPEN
         and item.position == interview.position
         and item.answered_at is not None
         and item.follow_up is not None
@@ -130,7 +120,7 @@ def awaits_follow_up(interview: Interview, item: InterviewItem) -> bool:
 def is_current(interview: Interview, item: InterviewItem, user_id: int) -> bool:
     """The item is the open interview's current, unanswered question, and ``user_id`` its taker."""
     return (
-        interview.status == "open"
+        interview.status == InterviewStatus.OPEN
         and item.position == interview.position
         and item.answered_at is None
         and interview.user_id == user_id
@@ -139,10 +129,10 @@ def is_current(interview: Interview, item: InterviewItem, user_id: int) -> bool:
 
 async def pending_follow_up(db: Database, *, ask: Ask, user_id: int) -> tuple[Interview, InterviewItem] | None:
     """The interview item whose follow-up question this user's message answers, if any."""
-    if ask.source != "interview":
+    if ask.source != AskSource.INTERVIEW:
         return None
     async with db.read() as session:
-        pending = await practice_repo.item_for_ask(session, ask.id)
+        pending = await interview_store.item_for_ask(session, ask.id)
     if pending is None or pending[0].user_id != user_id or not awaits_follow_up(*pending):
         return None
     return pending
@@ -154,13 +144,15 @@ async def record_answer(db: Database, interview: Interview, item: InterviewItem,
     after its answer or /skip)."""
     follow_up = grade.follow_up.strip()[:FOLLOW_UP_LIMIT] if grade.backend == "llm" else ""
     async with db.write() as session:
-        db_item = await practice_repo.item_at(session, interview.id, item.position)
+        db_item = await interview_store.item_at(session, interview.id, item.position)
         assert db_item is not None
         db_item.answered_at, db_item.coverage = now, grade.score
         if follow_up:
             db_item.follow_up = follow_up
         else:
-            await _advance(session, interview, item, skipped=False, now=now)
+            interview.position = await interview_store.advance(
+                session, interview.id, item.position, skipped=False, now=now
+            )
     return follow_up
 
 
@@ -169,22 +161,24 @@ async def answer_follow_up(
 ) -> None:
     """The answer to the interviewer's follow-up: kept for the report, then the interview moves on."""
     async with db.write() as session:
-        db_item = await practice_repo.item_at(session, interview.id, item.position)
+        db_item = await interview_store.item_at(session, interview.id, item.position)
         assert db_item is not None
         db_item.follow_up_answer = text
-        await _advance(session, interview, item, skipped=False, now=now)
+        interview.position = await interview_store.advance(session, interview.id, item.position, skipped=False, now=now)
 
 
 async def skip(db: Database, *, user_id: int, chat_id: int, now: datetime) -> Interview | None:
     """Skip the current question (during a follow-up only the follow-up: the answer stands).
     None when there is no open interview with a question to skip."""
     async with db.write() as session:
-        interview = await practice_repo.open_interview(session, user_id, chat_id)
-        item = await practice_repo.item_at(session, interview.id, interview.position) if interview else None
+        interview = await interview_store.open_interview(session, user_id, chat_id)
+        item = await interview_store.item_at(session, interview.id, interview.position) if interview else None
         if interview is None or item is None:
             return None
         following = awaits_follow_up(interview, item)
-        await _advance(session, interview, item, skipped=not following, now=now)
+        interview.position = await interview_store.advance(
+            session, interview.id, item.position, skipped=not following, now=now
+        )
     return interview
 
 
@@ -202,11 +196,9 @@ class Report:
 async def finish(db: Database, bank: Bank, interview: Interview, *, abandoned: bool, now: datetime) -> Report | None:
     """Close the interview; its report, or None when it was abandoned before any answer."""
     async with db.write() as session:
-        db_interview = await session.get(Interview, interview.id)
-        assert db_interview is not None
-        db_interview.status = "abandoned" if abandoned else "finished"
-        db_interview.finished_at = now
-        items = await practice_repo.items(session, interview.id)
+        status = InterviewStatus.ABANDONED if abandoned else InterviewStatus.FINISHED
+        await interview_store.close(session, interview.id, status, now)
+        items = await interview_store.items(session, interview.id)
     if abandoned and not any(i.answered_at for i in items):
         return None
     done = [i for i in items if i.answered_at is not None]

@@ -22,13 +22,12 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import httpx
-from sqlalchemy import select
 
 from bot.bank import Lexicon, Question
 from bot.config import Settings
 from bot.core.grading import ERROR_CAP, GOOD, PARTIAL, Grade
+from bot.db import llm as llm_store
 from bot.db.engine import Database
-from bot.db.models import LLMGrade, LLMUsage
 from bot.services.grading import KeywordGrader, Outcome
 
 log = logging.getLogger(__name__)
@@ -259,16 +258,14 @@ class LLMGrader(KeywordGrader):
         if self.db is None:
             return self._memory.get(key)
         async with self.db.read() as session:
-            row = await session.get(LLMGrade, key)
-            return row.result if row else None
+            return await llm_store.cached_grade(session, key)
 
     async def _store(self, key: str, result: str) -> None:
         if self.db is None:
             self._memory[key] = result
             return
         async with self.db.write() as session:
-            if await session.get(LLMGrade, key) is None:
-                session.add(LLMGrade(key=key, result=result, created_at=datetime.now(UTC)))
+            await llm_store.store_grade(session, key, result, datetime.now(UTC))
 
     async def _take_quota(self, user_key: str) -> bool:
         """Count one grading for the user today; False once LLM_DAILY_LIMIT is reached."""
@@ -278,20 +275,7 @@ class LLMGrader(KeywordGrader):
         day = datetime.now(UTC).date().isoformat()
         uid = int(user_key)
         async with self.db.write() as session:
-            row = (
-                await session.execute(
-                    select(LLMUsage).where(LLMUsage.user_id == uid, LLMUsage.day == day).with_for_update()
-                )
-            ).scalar_one_or_none()
-            if row is None:
-                if limit <= 0:
-                    return False
-                session.add(LLMUsage(user_id=uid, day=day, count=1))
-                return True
-            if row.count >= limit:
-                return False
-            row.count += 1
-            return True
+            return await llm_store.take_quota(session, uid, day, limit)
 
 
 class _RateLimited(Exception):

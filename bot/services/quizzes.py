@@ -16,9 +16,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from bot.catalog import Catalog
 from bot.core.quiz import Quiz, make_quiz, quiz_for_term
 from bot.core.schedule import get_tz
-from bot.db import quiz_repo, repo
+from bot.db import chats, polls
 from bot.db.engine import Database
-from bot.db.quiz_repo import BoardRow
+from bot.db.polls import BoardRow
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ async def build(
     if term is not None:
         return quiz_for_term(bank, term, rng, lang=lang, topic=topic)
     async with db.read() as session:
-        seen = await quiz_repo.quizzed_terms(session, chat_id)
+        seen = await polls.quizzed_terms(session, chat_id)
     return make_quiz(bank, rng, lang=lang, topic=topic, seen=seen)
 
 
@@ -75,23 +75,23 @@ async def record_poll(
 ) -> None:
     """The poll was sent: its answers count from now on."""
     async with db.write() as session:
-        await quiz_repo.record_poll(
+        await polls.record_poll(
             session, poll_id=poll_id, chat_id=chat_id, message_id=message_id, term_id=quiz.term_id,
             correct_option=quiz.correct_option, source=source,
         )  # fmt: skip
 
 
-async def record_vote(db: Database, *, poll_id: str, voter: repo.UserInfo, is_bot: bool, option: int | None) -> bool:
+async def record_vote(db: Database, *, poll_id: str, voter: chats.UserInfo, is_bot: bool, option: int | None) -> bool:
     """A member's answer to one of our polls (``option`` None: retracted), with the voter stored
     for the board's names. The poll row may still be being written: waits a little for it. False
     when the poll is unknown."""
     for wait in (*POLL_WAITS, None):
         async with db.write() as session:
-            poll = await quiz_repo.get_poll(session, poll_id)
+            poll = await polls.get_poll(session, poll_id)
             if poll is not None:
                 if not is_bot:
-                    await repo.upsert_user(session, voter)
-                await quiz_repo.record_poll_answer(session, poll, voter.id, option)
+                    await chats.upsert_user(session, voter)
+                await polls.record_poll_answer(session, poll, voter.id, option)
                 return True
         if wait is None:
             break
@@ -119,12 +119,12 @@ async def board(db: Database, *, chat_id: int, period: str, zone: str, now: date
     """The group's top members this week (Monday 00:00 in ``zone``) or of all time."""
     since = week_start(now, zone) if period == "week" else None
     async with db.read() as session:
-        rows = await quiz_repo.leaderboard(session, chat_id, since=since)
+        rows = await polls.leaderboard(session, chat_id, since=since)
     return Board(rows, period, since.astimezone(get_tz(zone)).date() if since else None)
 
 
-async def set_opt_out(db: Database, user: repo.UserInfo, *, opted_out: bool) -> None:
+async def set_opt_out(db: Database, user: chats.UserInfo, *, opted_out: bool) -> None:
     """Hide the member from every board (or show them again)."""
     async with db.write() as session:
-        await repo.upsert_user(session, user)
-        await quiz_repo.set_board_opt_out(session, user.id, opted_out)
+        await chats.upsert_user(session, user)
+        await chats.set_board_opt_out(session, user.id, opted_out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.bank import Bank, Question, Term
-from bot.db import repo
+from bot.db import answers, asks
 from bot.db.engine import Database
 
 
@@ -22,17 +22,17 @@ async def reveal(db: Database, q: Question, *, chat_id: int, user_id: int | None
     mine = None
     if private and user_id is not None:
         async with db.read() as session:
-            latest = await repo.latest_answer(session, user_id, q.id)
+            latest = await answers.latest_answer(session, user_id, q.id)
         mine = latest.text if latest is not None else None
     async with db.write() as session:
-        await repo.add_reveal(session, q.id, chat_id, user_id)
+        await asks.add_reveal(session, q.id, chat_id, user_id)
     return Revealed(q, mine)
 
 
 async def note_reveal(db: Database, q: Question, *, chat_id: int, user_id: int | None) -> None:
     """The reference answer was shown (the terminal shows it after every answer)."""
     async with db.write() as session:
-        await repo.add_reveal(session, q.id, chat_id, user_id)
+        await asks.add_reveal(session, q.id, chat_id, user_id)
 
 
 def single_term(bank: Bank, q: Question) -> Term | None:

@@ -13,10 +13,9 @@ from datetime import datetime, tzinfo
 from bot.bank import Bank
 from bot.core import stats
 from bot.core.schedule import get_tz
-from bot.db import progress as store
-from bot.db import repo
+from bot.db import cards, chats, user_data
 from bot.db.engine import Database
-from bot.db.progress import ExportedAnswer, UserData
+from bot.db.user_data import ExportedAnswer, UserData
 
 __all__ = ["ExportedAnswer", "Progress", "UserData", "export", "forget", "progress", "stored", "user_zone"]
 
@@ -43,8 +42,8 @@ class Progress:
 async def progress(db: Database, bank: Bank, *, user_id: int, now: datetime, tz: tzinfo) -> Progress | None:
     """The user's progress by topic, streak and grades; None before the first answer."""
     async with db.read() as session:
-        facts = await store.answer_facts(session, user_id)
-        due_ids = await store.due_questions(session, user_id, now)
+        facts = await user_data.answer_facts(session, user_id)
+        due_ids = await cards.due_questions(session, user_id, now)
     if not facts:
         return None
     due = sum(1 for qid in due_ids if bank.question(qid) is not None)
@@ -54,32 +53,32 @@ async def progress(db: Database, bank: Bank, *, user_id: int, now: datetime, tz:
 async def export(db: Database, *, user_id: int) -> list[ExportedAnswer]:
     """Every answer of the user, oldest first, with the group's title where given in a group."""
     async with db.read() as session:
-        return await store.exported_answers(session, user_id)
+        return await user_data.exported_answers(session, user_id)
 
 
 async def stored(db: Database, *, user_id: int) -> UserData:
     """What is stored about the user (shown before /forget asks for confirmation)."""
     async with db.read() as session:
-        return await store.stored_data(session, user_id)
+        return await user_data.stored_data(session, user_id)
 
 
 async def forget(db: Database, *, user_id: int) -> UserData:
     """Delete everything stored about the user, in one transaction; returns what was deleted."""
     async with db.write() as session:
-        return await store.forget_user(session, user_id)
+        return await user_data.forget_user(session, user_id)
 
 
 async def set_language(db: Database, *, chat_id: int, user_id: int | None, private: bool, lang: str) -> None:
     """The interface language: the user's own in a private chat, the group's in a group."""
     async with db.write() as session:
         if private and user_id is not None:
-            await repo.set_user_fields(session, user_id, language=lang)
+            await chats.set_user_fields(session, user_id, language=lang)
         else:
-            await repo.set_chat_fields(session, chat_id, language=lang)
+            await chats.set_chat_fields(session, chat_id, language=lang)
 
 
 async def language(db: Database, *, user_id: int) -> str | None:
     """The interface language the user chose (None: not chosen, or not stored)."""
     async with db.read() as session:
-        user = await repo.get_user(session, user_id)
+        user = await chats.get_user(session, user_id)
     return user.language if user else None

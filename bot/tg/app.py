@@ -37,7 +37,7 @@ from telegram.ext import (
 from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings, SettingsError
-from bot.db import repo
+from bot.db import chats
 from bot.db.engine import (
     DATABASE_ERRORS,
     Database,
@@ -351,7 +351,7 @@ async def on_migrate(update: Update, context: Ctx) -> None:
     else:
         return
     async with context.services.db.write() as session:
-        await repo.migrate_chat(session, old_id, new_id)
+        await chats.migrate_chat(session, old_id, new_id)
     log.info("chat %s migrated to %s", old_id, new_id)
     if message.migrate_to_chat_id is not None:
         raise ApplicationHandlerStop  # the old id is gone: no chat row to make for it again

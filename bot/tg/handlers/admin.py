@@ -12,7 +12,6 @@ from datetime import timedelta
 from io import BytesIO
 from typing import Any
 
-from sqlalchemy import func, select
 from telegram import Message, Update
 from telegram.constants import ParseMode
 from telegram.error import TelegramError
@@ -20,7 +19,7 @@ from telegram.error import TelegramError
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import escape
 from bot.config import default_cache_dir
-from bot.db.models import Answer, Chat, User
+from bot.db import usage
 from bot.i18n import t
 from bot.push import broadcast
 from bot.push.pacer import Pacer
@@ -92,19 +91,8 @@ async def cmd_usage(update: Update, context: Ctx) -> None:
     s = context.services
     now = s.clock()
     async with s.db.read() as session:
-        active = {}
-        for days in (1, 7, 30):
-            active[days] = await session.scalar(
-                select(func.count()).select_from(User).where(User.last_seen_at >= now - timedelta(days=days))
-            )
-        chats = dict((await session.execute(select(Chat.type, func.count()).group_by(Chat.type))).tuples().all())
-        subscribed = await session.scalar(select(func.count()).select_from(Chat).where(Chat.push_enabled.is_(True)))
-        since = now - timedelta(days=7)
-        answers = await session.execute(select(Answer.created_at).where(Answer.created_at >= since))
-        per_day: dict[str, int] = {}
-        for (created,) in answers.tuples():
-            key = created.strftime("%m-%d")
-            per_day[key] = per_day.get(key, 0) + 1
+        found = await usage.usage(session, now)
+    active, chats, subscribed, per_day = found.active, found.chats, found.subscribed, found.answers_per_day
     last_week = [(now - timedelta(days=i)).strftime("%m-%d") for i in range(6, -1, -1)]
     lines = [
         t(context.lang, "admin.usage", d1=active[1], d7=active[7], d30=active[30], subscribed=subscribed or 0),

@@ -19,7 +19,7 @@ from bot.bank.markdown import escape
 from bot.catalog import Catalog
 from bot.core.quiz import Quiz
 from bot.db.engine import Database
-from bot.db.quiz_repo import BoardRow
+from bot.db.polls import BoardRow
 from bot.i18n import plural_ru, t
 from bot.services import quizzes
 from bot.services.quizzes import PERIODS

@@ -1,4 +1,4 @@
-"""Storage for /stats, /export and /forget. Every query is scoped to one user id — the caller
+"""What /stats, /export and /forget read and delete. Every query is scoped to one user id — the caller
 passes the id of the person who sent the command, never one taken from a message or a button."""
 
 from __future__ import annotations
@@ -62,12 +62,6 @@ async def answer_facts(session: AsyncSession, user_id: int) -> list[AnswerFact]:
         .order_by(Answer.id)
     )
     return [AnswerFact(qid, at, coverage, grade) for qid, at, coverage, grade in rows.all()]
-
-
-async def due_questions(session: AsyncSession, user_id: int, now: datetime) -> list[str]:
-    """Ids of the user's review cards that are due at ``now``."""
-    rows = await session.execute(select(Card.question_id).where(Card.user_id == user_id, Card.due <= now))
-    return list(rows.scalars())
 
 
 async def exported_answers(session: AsyncSession, user_id: int) -> list[ExportedAnswer]:

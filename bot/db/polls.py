@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Poll, PollAnswer, User, utcnow
+from bot.db.sql import insert_for
 
 BOARD_SIZE = 10
 
@@ -28,10 +26,6 @@ class BoardRow:
     points: float
     questions: int  # distinct questions answered by reply
     quiz_correct: int
-
-
-def _insert(session: AsyncSession) -> Any:
-    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
 async def record_poll(
@@ -78,7 +72,7 @@ async def record_poll_answer(
         "correct": option == poll.correct_option,
         "answered_at": at or utcnow(),
     }
-    ins = _insert(session)(PollAnswer).values(**values)
+    ins = insert_for(session)(PollAnswer).values(**values)
     await session.execute(
         ins.on_conflict_do_update(
             index_elements=[PollAnswer.poll_id, PollAnswer.user_id],
@@ -144,9 +138,3 @@ async def leaderboard(
     ]
     board.sort(key=lambda row: (-row.points, row.name.casefold(), row.user_id))
     return board[:limit]
-
-
-async def set_board_opt_out(session: AsyncSession, user_id: int, opted_out: bool) -> None:
-    user = await session.get(User, user_id)
-    if user is not None:
-        user.board_opt_out = opted_out

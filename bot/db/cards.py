@@ -1,0 +1,72 @@
+"""Spaced-repetition cards (FSRS): reviewed after each graded answer, due ones found for /review and pushes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core import srs
+from bot.db.models import Card
+
+
+async def review_card(
+    session: AsyncSession,
+    user_id: int,
+    question_id: str,
+    *,
+    self_grade: int | None,
+    coverage: float | None,
+    now: datetime,
+) -> Card:
+    """Schedule the user's card for a question. A self-assessment replaces an automatic
+    (coverage-only) rating given just before, instead of reviewing the card twice."""
+    card = await session.get(Card, (user_id, question_id), with_for_update=True)
+    rating = srs.rating_for(self_grade, coverage)
+    auto = self_grade is None
+    if card is None:
+        result = srs.review(None, rating, now)
+        card = Card(
+            user_id=user_id,
+            question_id=question_id,
+            state=result.state,
+            due=result.due,
+            reps=1,
+            last_rating=result.rating,
+            last_review=now,
+            prev_state=None,
+            auto_rated=auto,
+        )
+        session.add(card)
+        await session.flush()
+        return card
+    replacing = card.auto_rated and not auto
+    base: str | None = card.prev_state if replacing else card.state  # replacing undoes the automatic rating
+    result = srs.review(base, rating, now)
+    card.prev_state = base if replacing else card.state
+    card.state, card.due, card.last_rating, card.last_review = result.state, result.due, result.rating, now
+    card.reps = card.reps if replacing else card.reps + 1
+    card.auto_rated = auto
+    return card
+
+
+async def due_cards(
+    session: AsyncSession, user_id: int, now: datetime, limit: int = 50, within: Sequence[str] | None = None
+) -> list[Card]:
+    stmt = select(Card).where(Card.user_id == user_id, Card.due <= now)
+    if within is not None:
+        stmt = stmt.where(Card.question_id.in_(list(within)))
+    stmt = stmt.order_by(Card.due).limit(limit)
+    return list((await session.execute(stmt)).scalars())
+
+
+async def next_due(session: AsyncSession, user_id: int) -> datetime | None:
+    return await session.scalar(select(func.min(Card.due)).where(Card.user_id == user_id))
+
+
+async def due_questions(session: AsyncSession, user_id: int, now: datetime) -> list[str]:
+    """Ids of the user's review cards that are due at ``now``."""
+    rows = await session.execute(select(Card.question_id).where(Card.user_id == user_id, Card.due <= now))
+    return list(rows.scalars())

@@ -1,0 +1,113 @@
+"""Mock interviews and their items (one open interview per user per chat)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import Interview, InterviewItem, InterviewStatus
+
+
+async def open_interview(session: AsyncSession, user_id: int, chat_id: int) -> Interview | None:
+    return await session.scalar(
+        select(Interview)
+        .where(Interview.user_id == user_id, Interview.chat_id == chat_id, Interview.status == InterviewStatus.OPEN)
+        .order_by(Interview.id.desc())
+        .limit(1)
+    )
+
+
+async def create_interview(
+    session: AsyncSession,
+    user_id: int,
+    chat_id: int,
+    question_ids: Sequence[str],
+    *,
+    topics: Sequence[str],
+    time_limit: int | None,
+    now: datetime,
+) -> Interview:
+    interview = Interview(
+        user_id=user_id,
+        chat_id=chat_id,
+        status=InterviewStatus.OPEN,
+        topics=",".join(topics),
+        size=len(question_ids),
+        time_limit=time_limit,
+        position=0,
+        started_at=now,
+    )
+    session.add(interview)
+    await session.flush()
+    for i, qid in enumerate(question_ids):
+        session.add(InterviewItem(interview_id=interview.id, position=i, question_id=qid, skipped=False))
+    await session.flush()
+    return interview
+
+
+async def items(session: AsyncSession, interview_id: int) -> list[InterviewItem]:
+    rows = await session.execute(
+        select(InterviewItem).where(InterviewItem.interview_id == interview_id).order_by(InterviewItem.position)
+    )
+    return list(rows.scalars())
+
+
+async def item_at(session: AsyncSession, interview_id: int, position: int) -> InterviewItem | None:
+    return await session.get(InterviewItem, (interview_id, position))
+
+
+async def item_for_ask(session: AsyncSession, ask_id: int) -> tuple[Interview, InterviewItem] | None:
+    row = (
+        await session.execute(
+            select(Interview, InterviewItem)
+            .join(InterviewItem, InterviewItem.interview_id == Interview.id)
+            .where(InterviewItem.ask_id == ask_id)
+            .limit(1)
+        )
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int, question_id: str, grade: int) -> None:
+    """A self-assessment for a question of the user's latest interview in this chat."""
+    latest = await session.scalar(
+        select(Interview.id)
+        .where(Interview.user_id == user_id, Interview.chat_id == chat_id)
+        .order_by(Interview.id.desc())
+        .limit(1)
+    )
+    if latest is None:
+        return
+    await session.execute(
+        update(InterviewItem)
+        .where(InterviewItem.interview_id == latest, InterviewItem.question_id == question_id)
+        .values(self_grade=grade)
+    )
+
+
+async def get_interview(session: AsyncSession, interview_id: int) -> Interview | None:
+    return await session.get(Interview, interview_id)
+
+
+async def advance(session: AsyncSession, interview_id: int, position: int, *, skipped: bool, now: datetime) -> int:
+    """Move the interview past the item at ``position`` (marked skipped, when it was); returns the
+    interview's new position."""
+    item = await item_at(session, interview_id, position)
+    interview = await session.get(Interview, interview_id)
+    assert item is not None and interview is not None
+    if skipped:
+        item.skipped = True
+        item.answered_at = now
+    interview.position = position + 1
+    return interview.position
+
+
+async def close(session: AsyncSession, interview_id: int, status: InterviewStatus, now: datetime) -> None:
+    """Finish or abandon the interview."""
+    interview = await session.get(Interview, interview_id)
+    assert interview is not None
+    interview.status = status
+    interview.finished_at = now

@@ -1,0 +1,39 @@
+"""The LLM examiner's cache of grades and its per-user daily quota."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import LLMGrade, LLMUsage
+
+
+async def cached_grade(session: AsyncSession, key: str) -> str | None:
+    row = await session.get(LLMGrade, key)
+    return row.result if row else None
+
+
+async def store_grade(session: AsyncSession, key: str, result: str, now: datetime) -> None:
+    """Keep a grade (the first one stored under ``key`` stays)."""
+    if await session.get(LLMGrade, key) is None:
+        session.add(LLMGrade(key=key, result=result, created_at=now))
+
+
+async def take_quota(session: AsyncSession, user_id: int, day: str, limit: int) -> bool:
+    """Count one grading for the user on ``day``; False once ``limit`` is reached."""
+    row = (
+        await session.execute(
+            select(LLMUsage).where(LLMUsage.user_id == user_id, LLMUsage.day == day).with_for_update()
+        )
+    ).scalar_one_or_none()
+    if row is None:
+        if limit <= 0:
+            return False
+        session.add(LLMUsage(user_id=user_id, day=day, count=1))
+        return True
+    if row.count >= limit:
+        return False
+    row.count += 1
+    return True
