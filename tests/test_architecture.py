@@ -6,7 +6,9 @@ inside functions and ``TYPE_CHECKING`` blocks too):
 - no module under ``bot.tg`` imports ``bot.tg.app`` (the composition root is imported only from the
   entry points, e.g. ``bot.cli``);
 - the packages (``bot.core``, ``bot.db``, ``bot.tg``, ...) and top-level modules (``bot.cli``,
-  ``bot.config``, ...) import each other without cycles.
+  ``bot.config``, ...) import each other without cycles;
+- SQL is written only in ``bot.db``: elsewhere ``sqlalchemy`` is imported for its exception types
+  (``sqlalchemy.exc``) and nothing else; a session's type comes from ``bot.db.engine``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "bot.services": ("telegram", "bot.tg"),
     "bot.push": ("telegram", "bot.tg"),
 }
+
+DATA_LAYER = "bot.db"
+SQL_OUTSIDE_DATA_LAYER = ("sqlalchemy.exc",)  # what other packages may take from sqlalchemy
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,17 @@ def layer_violations(imports: Iterable[Import]) -> list[str]:
     return bad
 
 
+def sql_violations(imports: Iterable[Import]) -> list[str]:
+    """Imports of sqlalchemy (statements, sessions, dialects, ...) outside the data layer."""
+    return [
+        f"{imp} (SQL belongs in {DATA_LAYER}; elsewhere only {', '.join(SQL_OUTSIDE_DATA_LAYER)})"
+        for imp in imports
+        if not _within(imp.module, DATA_LAYER)
+        and _within(imp.target, "sqlalchemy")
+        and not any(_within(imp.target, allowed) for allowed in SQL_OUTSIDE_DATA_LAYER)
+    ]
+
+
 def package_cycles(imports: Iterable[Import]) -> list[str]:
     """Each cycle between units, as 'a → b → a' with the imports that make each step."""
     edges: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
@@ -128,6 +144,11 @@ def package_cycles(imports: Iterable[Import]) -> list[str]:
 def test_layers_import_only_what_they_may() -> None:
     bad = layer_violations(all_imports())
     assert not bad, "forbidden imports:\n" + "\n".join(bad)
+
+
+def test_sql_stays_in_the_data_layer() -> None:
+    bad = sql_violations(all_imports())
+    assert not bad, "sqlalchemy imported outside bot.db:\n" + "\n".join(bad)
 
 
 def test_no_import_cycles_between_packages() -> None:
@@ -164,9 +185,32 @@ def test_a_forbidden_import_is_reported(module: str, source: str, culprit: str) 
 
 
 def test_an_import_cycle_is_reported() -> None:
-    imports = _imports("bot.db.repo", "from bot.core import text\n") + _imports(
-        "bot.core.text", "def f():\n    from bot.db import repo\n", known=["bot.db.repo"]
+    imports = _imports("bot.db.chats", "from bot.core import text\n") + _imports(
+        "bot.core.text", "def f():\n    from bot.db import chats\n", known=["bot.db.chats"]
     )
     (cycle,) = package_cycles(imports)
     assert cycle.startswith("bot.core → bot.db → bot.core")
-    assert "bot.core.text" in cycle and "imports bot.db.repo" in cycle
+    assert "bot.core.text" in cycle and "imports bot.db.chats" in cycle
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "culprit"),
+    [
+        ("bot.services.answers", "from sqlalchemy import update\n", "sqlalchemy"),
+        ("bot.push.planner", "from sqlalchemy.dialects.sqlite import insert\n", "sqlalchemy.dialects.sqlite"),
+        ("bot.tg.inbox", "from sqlalchemy.ext.asyncio import AsyncSession\n", "sqlalchemy.ext.asyncio"),
+        ("bot.tg.handlers.admin", "def f():\n    import sqlalchemy as sa\n", "sqlalchemy"),
+        ("bot.interop.practice", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sqlalchemy.orm\n",
+         "sqlalchemy.orm"),
+    ],
+)  # fmt: skip
+def test_sql_outside_the_data_layer_is_reported(module: str, source: str, culprit: str) -> None:
+    (problem,) = sql_violations(_imports(module, source))
+    assert module in problem and f"imports {culprit}" in problem
+
+
+def test_the_data_layer_and_exception_types_may_use_sqlalchemy() -> None:
+    imports = _imports("bot.db.chats", "from sqlalchemy import select\n") + _imports(
+        "bot.tg.app", "from sqlalchemy.exc import DBAPIError\nimport sqlalchemy.exc\n"
+    )
+    assert sql_violations(imports) == []

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
 from alembic import command
@@ -33,6 +33,9 @@ from bot.config import async_database_url
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATION_LOCK_KEY = 0x1B07_5EED  # pg_advisory_xact_lock key held while migrating
+
+# A unit of work's session, for code outside bot.db that passes one on (it writes no SQL itself)
+Session: TypeAlias = AsyncSession
 
 # What a database that cannot be reached, opened or written raises (at start-up: one line, exit 2)
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (SQLAlchemyError, OSError)

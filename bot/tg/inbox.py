@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncSession
 from telegram import Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application
 
 from bot.db import inbox as inbox_repo
-from bot.db.engine import DATABASE_ERRORS, Database
+from bot.db.engine import DATABASE_ERRORS, Database, Session
 from bot.i18n import language_from_telegram, t
 
 log = logging.getLogger(__name__)
@@ -134,7 +133,7 @@ class Inbox:
         self.db.piggyback = self._piggyback
         self._flusher = asyncio.get_running_loop().create_task(self._flush_loop(), name="inbox-flusher")
 
-    async def _piggyback(self, session: AsyncSession) -> Callable[[], None] | None:
+    async def _piggyback(self, session: Session) -> Callable[[], None] | None:
         """Add the pending done marks to a write transaction that runs anyway."""
         if not self._done:
             return None
