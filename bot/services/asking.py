@@ -21,7 +21,7 @@ from bot.catalog import Catalog
 from bot.core.picking import candidates_for, pick
 from bot.db import answers, asks, cards, chats
 from bot.db.engine import Database
-from bot.db.models import Ask
+from bot.db.models import Ask, AskSource
 
 SEARCH_LIMIT = 80
 
@@ -45,7 +45,7 @@ async def choose_next(
     chat_id: int,
     topic: str | None,
     chat_filter: str | None,
-    source: str = "q",
+    source: str = AskSource.Q,
 ) -> Choice:
     """A random least-seen question from ``topic`` (default: the chat's filter)."""
     chosen = topic if topic and topic != chat_filter else None  # «Следующий» keeps a topic asked for
@@ -63,7 +63,7 @@ async def choose_next(
     if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
         counts = {seen.get(i, 0) for i in ids}
         new_round = len(counts) == 1 and 0 not in counts
-    return Choice(bank.questions[qid], "topic" if chosen else source, chosen, new_round)
+    return Choice(bank.questions[qid], AskSource.TOPIC if chosen else source, chosen, new_round)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +82,15 @@ def resolve(catalog: Catalog, text: str) -> Resolved:
     ref = text.lstrip("#№").strip()
     if is_number(ref) or (ref[:1].lower() in "tq" and is_number(ref[1:])):
         q = catalog.bank.resolve(ref)
-        return Resolved("question", q, "number") if q is not None else Resolved("not_found", ref=ref)
+        return Resolved("question", q, AskSource.NUMBER) if q is not None else Resolved("not_found", ref=ref)
     direct = catalog.bank.question(ref.lower())
     if direct is not None:
-        return Resolved("question", direct, "id")
+        return Resolved("question", direct, AskSource.ID)
     topic = catalog.find_topic(text)
     if topic is not None:
         return Resolved("topic", topic=topic.id)
     best = catalog.best_match(text)
-    return Resolved("question", best, "match") if best is not None else Resolved("nothing")
+    return Resolved("question", best, AskSource.MATCH) if best is not None else Resolved("nothing")
 
 
 def search_result(catalog: Catalog, query: str, index: int) -> Question | None:

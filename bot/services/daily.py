@@ -16,7 +16,7 @@ from bot.bank.model import is_number
 from bot.core.schedule import ScheduleError, parse_time, parse_zone, schedule_fields
 from bot.db import chats, deliveries
 from bot.db.engine import Database
-from bot.db.models import Chat
+from bot.db.models import Chat, PushKind
 
 DEFAULT_MINUTE = 9 * 60
 OFF_WORDS = frozenset({"off", "выкл", "выключить", "stop", "стоп", "нет"})
@@ -53,7 +53,7 @@ def parse_command(words: Sequence[str], *, private: bool, minute: int | None) ->
     if head in QUIZ_WORDS | QUESTION_WORDS:
         if private:
             return Change(error="daily.quiz_groups_only")
-        return Change({"push_kind": "quiz" if head in QUIZ_WORDS else "question"})
+        return Change({"push_kind": PushKind.QUIZ if head in QUIZ_WORDS else PushKind.QUESTION})
     if head in REVEAL_WORDS:
         if private:
             return Change(error="daily.reveal_groups_only")

@@ -9,7 +9,7 @@ from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
 from bot.core.schedule import describe_zone, format_minute, get_tz
-from bot.db.models import Chat
+from bot.db.models import Chat, PushKind
 from bot.i18n import t
 from bot.services import daily
 from bot.tg.callbacks import Callback, encode
@@ -66,7 +66,7 @@ def settings_view(chat: Chat, context: Ctx) -> View:
     if chat.type != ChatType.PRIVATE:
         reveal = format_minute(chat.reveal_minute) if chat.reveal_minute is not None else t(lang, "daily.off")
         lines.append(t(lang, "daily.reveal", reveal=reveal))
-        lines.append(t(lang, "daily.kind_quiz" if chat.push_kind == "quiz" else "daily.kind_question"))
+        lines.append(t(lang, "daily.kind_quiz" if chat.push_kind == PushKind.QUIZ else "daily.kind_question"))
     when = _when(chat, lang, now, zone)
     if when:
         lines.append(when)

@@ -8,6 +8,7 @@ from telegram import Message, Update
 from telegram.error import BadRequest
 
 from bot.core.srs import describe_interval
+from bot.db.models import AskSource
 from bot.i18n import t
 from bot.services import answers, asking
 from bot.tg.callbacks import Callback
@@ -85,4 +86,4 @@ async def next_review(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "practice.review_none", next=when))
         return
     note = t(context.lang, "practice.review_header", count=review.due)
-    await ask_question(update, context, review.question, source="review", note=note)
+    await ask_question(update, context, review.question, source=AskSource.REVIEW, note=note)

@@ -10,7 +10,7 @@ from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.bank.markdown import escape
-from bot.db.models import Ask
+from bot.db.models import Ask, AskSource
 from bot.i18n import t
 from bot.services import answers, asking, revealing
 from bot.tg.callbacks import Callback
@@ -38,7 +38,7 @@ from bot.tg.views import (
 )
 
 
-async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = "q") -> None:
+async def next_question(update: Update, context: Ctx, topic: str | None = None, *, source: str = AskSource.Q) -> None:
     """Ask a random least-seen question from ``topic`` (default: the chat's filter)."""
     s = context.services
     chat = update.effective_chat
@@ -205,8 +205,8 @@ async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, tex
     assert done.outcome is not None
     head = t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
     view = feedback_view(
-        q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == "review" else "n",
-        fallback=done.outcome.fallback, next_topic=q.topic if ask.source == "topic" else None,
+        q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == AskSource.REVIEW else "n",
+        fallback=done.outcome.fallback, next_topic=q.topic if ask.source == AskSource.TOPIC else None,
         answerer=user.id if is_group(update) else None,
     )  # fmt: skip
     await show(update, view, status, quote=is_group(update))
@@ -256,9 +256,9 @@ async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
 
 async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
     if cb.op == "nt" and context.services.catalog.bank.topic(cb.args[0]) is not None:
-        await next_question(update, context, cb.args[0], source="next")
+        await next_question(update, context, cb.args[0], source=AskSource.NEXT)
         return
-    await next_question(update, context, source="next")
+    await next_question(update, context, source=AskSource.NEXT)
 
 
 async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
@@ -271,12 +271,12 @@ async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
         index, query = cb.int(0), cb.args[1]
         q = asking.search_result(catalog, query, index)
         if q is None:  # the results are exhausted: go on by the chat's filter
-            await next_question(update, context, source="next")
+            await next_question(update, context, source=AskSource.NEXT)
             return
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
-    await ask_question(update, context, q, source="search", next_search=(index + 1, query))
+    await ask_question(update, context, q, source=AskSource.SEARCH, next_search=(index + 1, query))
 
 
 async def cb_ask(update: Update, context: Ctx, cb: Callback) -> None:
@@ -284,4 +284,4 @@ async def cb_ask(update: Update, context: Ctx, cb: Callback) -> None:
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
-    await ask_question(update, context, q, source="button")
+    await ask_question(update, context, q, source=AskSource.BUTTON)

@@ -19,6 +19,7 @@ from bot.bank.markdown import escape
 from bot.catalog import Catalog
 from bot.core.quiz import Quiz
 from bot.db.engine import Database
+from bot.db.models import AskSource
 from bot.db.polls import BoardRow
 from bot.i18n import plural_ru, t
 from bot.services import quizzes
@@ -102,7 +103,7 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
         await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
         return
     message = await send_quiz_poll(
-        context.bot, s.db, s.catalog, chat.id, context.lang, s.rng, source="quiz", topic=found.topic,
+        context.bot, s.db, s.catalog, chat.id, context.lang, s.rng, source=AskSource.QUIZ, topic=found.topic,
         term_id=found.term_id,
     )  # fmt: skip
     if message is None:

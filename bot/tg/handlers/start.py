@@ -13,6 +13,7 @@ from telegram import (
 from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
+from bot.db.models import AskSource
 from bot.i18n import LANGUAGES, t
 from bot.services import user_data
 from bot.tg.callbacks import Callback
@@ -77,7 +78,7 @@ async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
     if kind == "q" and ref:
         q = bank.resolve(ref)
         if q is not None:
-            await ask_question(update, context, q, source="link")
+            await ask_question(update, context, q, source=AskSource.LINK)
             return True
     if kind == "g" and ref:
         term = bank.term(ref.lower())
