@@ -88,10 +88,6 @@ async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int
     )
 
 
-async def get_interview(session: AsyncSession, interview_id: int) -> Interview | None:
-    return await session.get(Interview, interview_id)
-
-
 async def advance(session: AsyncSession, interview_id: int, position: int, *, skipped: bool, now: datetime) -> int:
     """Move the interview past the item at ``position`` (marked skipped, when it was); returns the
     interview's new position."""
