@@ -88,6 +88,29 @@ async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int
     )
 
 
+async def item_asked(session: AsyncSession, interview_id: int, position: int, *, ask_id: int, now: datetime) -> None:
+    item = await item_at(session, interview_id, position)
+    assert item is not None
+    item.ask_id, item.asked_at = ask_id, now
+
+
+async def item_answered(
+    session: AsyncSession, interview_id: int, position: int, *, coverage: float, follow_up: str | None, now: datetime
+) -> None:
+    """The item's question was answered (and graded); ``follow_up``: the examiner's follow-up question."""
+    item = await item_at(session, interview_id, position)
+    assert item is not None
+    item.answered_at, item.coverage = now, coverage
+    if follow_up:
+        item.follow_up = follow_up
+
+
+async def follow_up_answered(session: AsyncSession, interview_id: int, position: int, text: str) -> None:
+    item = await item_at(session, interview_id, position)
+    assert item is not None
+    item.follow_up_answer = text
+
+
 async def advance(session: AsyncSession, interview_id: int, position: int, *, skipped: bool, now: datetime) -> int:
     """Move the interview past the item at ``position`` (marked skipped, when it was); returns the
     interview's new position."""

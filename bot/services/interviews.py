@@ -101,9 +101,7 @@ async def record_asked(db: Database, interview: Interview, q: Question, *, now: 
         ask = await asks.record_ask(
             session, interview.chat_id, q.id, user_id=interview.user_id, source=AskSource.INTERVIEW
         )
-        stored = await interview_store.item_at(session, interview.id, interview.position)
-        assert stored is not None
-        stored.ask_id, stored.asked_at = ask.id, now
+        await interview_store.item_asked(session, interview.id, interview.position, ask_id=ask.id, now=now)
     return ask
 
 
@@ -144,12 +142,10 @@ async def record_answer(db: Database, interview: Interview, item: InterviewItem,
     after its answer or /skip)."""
     follow_up = grade.follow_up.strip()[:FOLLOW_UP_LIMIT] if grade.backend == "llm" else ""
     async with db.write() as session:
-        db_item = await interview_store.item_at(session, interview.id, item.position)
-        assert db_item is not None
-        db_item.answered_at, db_item.coverage = now, grade.score
-        if follow_up:
-            db_item.follow_up = follow_up
-        else:
+        await interview_store.item_answered(
+            session, interview.id, item.position, coverage=grade.score, follow_up=follow_up or None, now=now
+        )
+        if not follow_up:
             interview.position = await interview_store.advance(
                 session, interview.id, item.position, skipped=False, now=now
             )
@@ -161,9 +157,7 @@ async def answer_follow_up(
 ) -> None:
     """The answer to the interviewer's follow-up: kept for the report, then the interview moves on."""
     async with db.write() as session:
-        db_item = await interview_store.item_at(session, interview.id, item.position)
-        assert db_item is not None
-        db_item.follow_up_answer = text
+        await interview_store.follow_up_answered(session, interview.id, item.position, text)
         interview.position = await interview_store.advance(session, interview.id, item.position, skipped=False, now=now)
 
 
