@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.db import answers, asks, chats, models
+from bot.db import answers, asks, chats, models, usage
 from bot.db.engine import Database
 from bot.db.models import Answer, ChatSeen
 
@@ -155,4 +155,29 @@ async def test_long_strings_and_nul_characters_are_stored_not_refused(db_url: st
         assert (await answers.latest_answer(s, 9, "q463")).text == "ответ с NUL"  # type: ignore[union-attr]
         topics = await s.scalar(select(Interview.topics))
         assert topics is not None and len(topics) == 256
+    await db.close()
+
+
+async def test_usage_counts_users_chats_subscriptions_and_answers_per_day(db_url: str) -> None:
+    from datetime import timedelta
+
+    db = await _db(db_url)
+    now = models.utcnow()
+    async with db.write() as s:
+        for uid, days_ago in ((51, 0), (52, 3), (53, 40)):
+            await chats.upsert_user(s, chats.UserInfo(uid, "U"))
+            await chats.set_user_fields(s, uid, last_seen_at=now - timedelta(days=days_ago, minutes=1))
+            await chats.upsert_chat(s, chats.ChatInfo(uid, "private"))
+        await chats.upsert_chat(s, chats.ChatInfo(-51, "group", "G"))
+        await chats.set_chat_fields(s, 51, push_enabled=True)
+        await answers.add_answer(s, ask=None, question_id="q1", user_id=51, chat_id=51, message_id=None, text="a",
+                                 at=now - timedelta(days=1))  # fmt: skip
+        await answers.add_answer(s, ask=None, question_id="q1", user_id=52, chat_id=52, message_id=None, text="b",
+                                 at=now - timedelta(days=10))  # fmt: skip
+    async with db.read() as s:
+        found = await usage.usage(s, now)
+    assert found.active == {1: 1, 7: 2, 30: 2}
+    assert found.chats == {"group": 1, "private": 3}
+    assert found.subscribed == 1
+    assert found.answers_per_day == {(now - timedelta(days=1)).strftime("%m-%d"): 1}
     await db.close()

@@ -19,10 +19,10 @@ from telegram.error import TelegramError
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import escape
 from bot.config import default_cache_dir
-from bot.db import usage
 from bot.i18n import t
 from bot.push import broadcast
 from bot.push.pacer import Pacer
+from bot.services import usage
 from bot.tg.common import command_args, on_unknown_command, reply_text
 from bot.tg.context import Ctx
 from bot.tg.push_channel import TelegramPushChannel
@@ -90,8 +90,7 @@ async def cmd_bankstats(update: Update, context: Ctx) -> None:
 async def cmd_usage(update: Update, context: Ctx) -> None:
     s = context.services
     now = s.clock()
-    async with s.db.read() as session:
-        found = await usage.usage(session, now)
+    found = await usage.usage(s.db, now=now)
     active, chats, subscribed, per_day = found.active, found.chats, found.subscribed, found.answers_per_day
     last_week = [(now - timedelta(days=i)).strftime("%m-%d") for i in range(6, -1, -1)]
     lines = [
