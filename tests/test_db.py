@@ -181,3 +181,38 @@ async def test_usage_counts_users_chats_subscriptions_and_answers_per_day(db_url
     assert found.subscribed == 1
     assert found.answers_per_day == {(now - timedelta(days=1)).strftime("%m-%d"): 1}
     await db.close()
+
+
+async def test_planner_claims_once_reclaims_released_and_reveals_once(db_url: str) -> None:
+    from datetime import UTC, date, datetime, timedelta
+
+    from bot.db import deliveries
+    from bot.db.models import Delivery, DeliveryStatus
+    from bot.push.planner import PushPlanner
+
+    db = await _db(db_url)
+    now = datetime(2026, 3, 2, 10, 30, tzinfo=UTC)
+    async with db.write() as s:
+        await chats.upsert_chat(s, chats.ChatInfo(-61, "group", "G"))
+        await chats.set_chat_fields(
+            s, -61, push_enabled=True, timezone="UTC", push_minute=9 * 60, reveal_minute=10 * 60,
+            next_push_at=datetime(2026, 3, 2, 9, 0, tzinfo=UTC), next_push_date=date(2026, 3, 2),
+        )  # fmt: skip
+    planner = PushPlanner(db, instance_id="a", default_zone="UTC", grace=timedelta(hours=6), lease=timedelta(minutes=5))
+    first = await planner.plan(now, 10)
+    assert [(c.chat_id, c.local_date) for c in first.claims] == [(-61, date(2026, 3, 2))]
+    assert (await planner.plan(now, 10)).claims == []  # the chat's next push moved to the next day
+    await planner.release([first.claims[0].delivery_id], now)
+    again = await planner.plan(now, 10)
+    assert [c.delivery_id for c in again.claims] == [first.claims[0].delivery_id] and again.reclaimed == 1
+    async with db.write() as s:
+        await deliveries.mark_sent(s, first.claims[0].delivery_id, 5, "q463", now)
+    reveals = await planner.due_reveals(now)
+    assert [(r.chat_id, r.question_id, r.message_id) for r in reveals] == [(-61, "q463", 5)]
+    assert await planner.due_reveals(now) == []
+    await planner.mark(first.claims[0].delivery_id, DeliveryStatus.FAILED, "test")
+    async with db.read() as s:
+        row = await s.get(Delivery, first.claims[0].delivery_id)
+        assert row is not None and (row.status, row.error, row.attempts) == ("failed", "test", 2)
+        assert await deliveries.last_delivery_date(s, -61) == date(2026, 3, 2)
+    await db.close()
