@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -61,36 +61,45 @@ from bot.tg.web import WebServer
 
 log = logging.getLogger(__name__)
 
-CallbackFn = Callable[[Update, Ctx, callbacks.Callback], Awaitable[None]]
+D = TypeVar("D", bound=callbacks.ButtonData)
+CallbackFn = Callable[[Update, Ctx, Any], Awaitable[None]]
 
-# Button operations → handlers. Registered here so the whole surface is visible in one place.
-CALLBACKS: dict[str, CallbackFn] = {
-    "a": questions.cb_reveal,
-    "g": questions.cb_glossary,
-    "n": questions.cb_next,
-    "nt": questions.cb_next,
-    "qs": questions.cb_search_result,
-    "sn": questions.cb_search_result,
-    "q": questions.cb_ask,
-    "t": browse.cb_term,
-    "tp": browse.cb_topic,
-    "gl": browse.cb_glossary_page,
-    "gT": browse.cb_glossary_topics,
-    "gt": browse.cb_glossary_topic,
-    "s": browse.cb_search,
-    "lang": start.cb_lang,
-    "d": daily.cb_daily,
-    "fg": progress.cb_forget,
-    "sa": practice.cb_self_assessment,
-    "sA": practice.cb_self_assessment,
-    "rv": practice.cb_review_next,
-    "iv": interview.cb_interview,
-    "top": quiz.cb_top,
-    "bd": quiz.cb_board,
-    "x": practice.cb_noop,
-    "ay": questions.cb_confirm_short,
-    "an": questions.cb_confirm_short,
-}
+
+def _on(
+    kind: type[D], handler: Callable[[Update, Ctx, D], Awaitable[None]]
+) -> tuple[type[callbacks.ButtonData], CallbackFn]:
+    """One row of the button table; the type checker holds ``handler`` to ``kind``'s data."""
+    return kind, handler
+
+
+# Button kinds → handlers. Registered here so the whole surface is visible in one place.
+CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
+    [
+        _on(callbacks.Reveal, questions.cb_reveal),
+        _on(callbacks.QuestionTerms, questions.cb_glossary),
+        _on(callbacks.Next, questions.cb_next),
+        _on(callbacks.SearchResult, questions.cb_search_result),
+        _on(callbacks.NextSearchResult, questions.cb_search_result),
+        _on(callbacks.AskQuestion, questions.cb_ask),
+        _on(callbacks.ConfirmShort, questions.cb_confirm_short),
+        _on(callbacks.DropShort, questions.cb_confirm_short),
+        _on(callbacks.TermCard, browse.cb_term),
+        _on(callbacks.TopicFilter, browse.cb_topic),
+        _on(callbacks.GlossaryPage, browse.cb_glossary_page),
+        _on(callbacks.GlossaryTopics, browse.cb_glossary_topics),
+        _on(callbacks.GlossaryTopic, browse.cb_glossary_topic),
+        _on(callbacks.SearchPage, browse.cb_search),
+        _on(callbacks.Language, start.cb_lang),
+        _on(callbacks.DailyAction, daily.cb_daily),
+        _on(callbacks.Forget, progress.cb_forget),
+        _on(callbacks.SelfAssess, practice.cb_self_assessment),
+        _on(callbacks.Chosen, practice.cb_noop),
+        _on(callbacks.NextReview, practice.cb_review_next),
+        _on(callbacks.InterviewAction, interview.cb_interview),
+        _on(callbacks.BoardPeriod, quiz.cb_top),
+        _on(callbacks.BoardToggle, quiz.cb_board),
+    ]
+)
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
     ("start", start.cmd_start),
@@ -272,13 +281,13 @@ async def _tell_flood(update: Update, bot: Any, default: str) -> None:
 async def on_callback(update: Update, context: Ctx) -> None:
     query = update.callback_query
     assert query is not None
-    cb = callbacks.decode(query.data)
-    handler = CALLBACKS.get(cb.op) if cb else None
-    if cb is None or handler is None:
+    data = callbacks.decode(query.data)
+    handler = CALLBACKS.get(type(data)) if data is not None else None
+    if data is None or handler is None:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
     try:
-        await handler(update, context, cb)
+        await handler(update, context, data)
     finally:
         await answer_query(update, context)  # stop the button's spinner if the handler did not
 

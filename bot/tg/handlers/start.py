@@ -15,7 +15,7 @@ from telegram.constants import ChatType
 from bot.bank.markdown import escape
 from bot.i18n import LANGUAGES, t
 from bot.services import user_data
-from bot.tg.callbacks import Callback
+from bot.tg.callbacks import Language
 from bot.tg.common import ask_question, command_args, is_group, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.browse import cmd_glossary, cmd_topics
@@ -99,8 +99,8 @@ async def cmd_lang(update: Update, context: Ctx) -> None:
     await set_language(update, context, choice)
 
 
-async def cb_lang(update: Update, context: Ctx, cb: Callback) -> None:
-    await set_language(update, context, cb.args[0])
+async def cb_lang(update: Update, context: Ctx, data: Language) -> None:
+    await set_language(update, context, data.lang)
 
 
 async def set_language(update: Update, context: Ctx, lang: str) -> None:
