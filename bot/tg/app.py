@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from telegram import Update
+from telegram import LinkPreviewOptions, Update
+from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
 from telegram.ext import (
     Application,
@@ -28,6 +29,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    Defaults,
     InlineQueryHandler,
     MessageHandler,
     TypeHandler,
@@ -273,7 +275,7 @@ async def _tell_flood(update: Update, bot: Any, default: str) -> None:
     user = update.effective_user
     lang = language_from_telegram(user.language_code if user else None, default)
     try:
-        await bot.send_message(chat.id, t(lang, "flood"))
+        await bot.send_message(chat.id, t(lang, "flood"), parse_mode=None, link_preview_options=None)
     except TelegramError as exc:
         log.info("could not send the flood notice to chat %s: %s", chat.id, exc)
 
@@ -305,7 +307,9 @@ async def on_error(update: object, context: Ctx) -> None:
         return
     key = "busy" if db_down else "error"
     try:
-        await context.bot.send_message(update.effective_chat.id, t(context.lang, key))
+        await context.bot.send_message(
+            update.effective_chat.id, t(context.lang, key), parse_mode=None, link_preview_options=None
+        )
     except Exception:  # the chat may be gone or Telegram unreachable; nothing more to do
         log.warning("could not tell chat %s about an error", update.effective_chat.id)
 
@@ -431,6 +435,13 @@ async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None
         release_sender_lock(services.db.url)
 
 
+# Every message is Telegram HTML (views escape what they insert) without link previews. Calls that
+# sent something else before still do: plain texts (poll texts, captions, the error, flood and
+# database notices, a broadcast) pass parse_mode=None, and messages that never turned previews off
+# (/start, the /daily edit, the bank report, reveal pushes) pass link_preview_options=None.
+DEFAULTS = Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True))
+
+
 def build_application(
     settings: Settings,
     bank: Bank,
@@ -446,6 +457,7 @@ def build_application(
         .base_url(f"{api}/bot")
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
+        .defaults(DEFAULTS)
         .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(processor := FairUpdateProcessor())
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed

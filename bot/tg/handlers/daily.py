@@ -126,7 +126,7 @@ async def cb_daily(update: Update, context: Ctx, data: DailyAction) -> None:
     query = update.callback_query
     if query is not None and query.message is not None:
         await context.bot.edit_message_text(
-            view.text, chat_id=chat.id, message_id=query.message.message_id, parse_mode="HTML",
+            view.text, chat_id=chat.id, message_id=query.message.message_id, link_preview_options=None,
             reply_markup=view.keyboard,
         )  # fmt: skip
     else:

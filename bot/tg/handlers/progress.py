@@ -177,7 +177,7 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
         mastery_chart, chart_rows(progress, bank, lang), t(lang, "progress.chart_title"), chart_legend(lang)
     )
     await context.bot.send_photo(
-        chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png"
+        chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png", parse_mode=None
     )
 
 
@@ -279,6 +279,7 @@ async def cmd_export(update: Update, context: Ctx) -> None:
         document=document.encode("utf-8"),
         filename=f"answers-{now.astimezone(tz):%Y-%m-%d}.md",
         caption=t(lang, "progress.export_caption", answers=len(answers), questions=questions),
+        parse_mode=None,
     )
 
 

@@ -228,8 +228,9 @@ async def on_edited_answer(update: Update, context: Ctx) -> None:
     )
     if stored:
         await context.bot.send_message(
-            chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id
-        )
+            chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id,
+            parse_mode=None, link_preview_options=None,
+        )  # fmt: skip
 
 
 async def on_non_text(update: Update, context: Ctx) -> None:

@@ -9,9 +9,9 @@ from collections.abc import Coroutine
 from datetime import date
 from typing import Any, Literal, cast
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputPollOption, Message, Update
 from telegram import Poll as TgPoll
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ExtBot, PollAnswerHandler
 
@@ -49,11 +49,14 @@ def post_quiz(
     return bot.send_poll(
         chat_id,
         quiz.question,
-        list(quiz.options),
+        # the poll's texts are plain: no HTML parse mode (the Defaults' one) for any of them
+        [InputPollOption(option, text_parse_mode=None) for option in quiz.options],
         is_anonymous=False,  # answers then arrive as poll_answer updates
         type=TgPoll.QUIZ,
         correct_option_ids=[cast(OptionId, quiz.correct_option)],  # PTB 22.8 deprecates correct_option_id
         explanation=quiz.explanation,
+        question_parse_mode=None,
+        explanation_parse_mode=None,
         rate_limit_args=rate_limit_args,
     )
 
@@ -236,9 +239,7 @@ async def _show_in_place(update: Update, context: Ctx, period: str) -> None:
         return
     view = await _board(context, chat.id, period)
     try:
-        await query.edit_message_text(
-            view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
-        )
+        await query.edit_message_text(view.text, reply_markup=view.keyboard)
     except BadRequest as exc:
         if "not modified" not in str(exc).lower():
             raise

@@ -67,7 +67,7 @@ async def cmd_start(update: Update, context: Ctx) -> None:
         text = t(context.lang, "deep_link_bad") + "\n\n" + text
     message = update.effective_message
     assert message is not None
-    await message.reply_text(text, parse_mode="HTML", reply_markup=main_menu(context.lang))
+    await message.reply_text(text, reply_markup=main_menu(context.lang), link_preview_options=None)
 
 
 async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
@@ -118,7 +118,7 @@ async def set_language(update: Update, context: Ctx, lang: str) -> None:
     message = update.effective_message
     assert message is not None
     markup = main_menu(lang) if chat.type == ChatType.PRIVATE else None
-    await message.reply_text(t(lang, "lang_set"), reply_markup=markup)
+    await message.reply_text(t(lang, "lang_set"), reply_markup=markup, parse_mode=None, link_preview_options=None)
 
 
 async def on_menu_button(update: Update, context: Ctx) -> None:
