@@ -37,6 +37,11 @@ def test_question_answer_reveal_loop(fake: FakeTelegram, bot: BotProcess, uid: i
     (question,) = user.expect()
     assert "Что такое activation recomputation (checkpointing) и зачем оно нужно" in question.text
     assert [label for label, _ in question.buttons()] == ["Показать ответ", "Глоссарий", "Следующий"]
+    # the bot's Defaults: Telegram gets HTML without link previews, as when every call said so
+    sends = [p for m, p, _ in fake.calls if m == "sendMessage" and p.get("chat_id") == uid]
+    assert sends[-1]["parse_mode"] == "HTML"
+    assert sends[-1]["link_preview_options"] == {"is_disabled": True}
+    assert "disable_web_page_preview" not in sends[-1]
 
     answer = "Не храним активации, а пересчитываем их в backward — экономия памяти ценой вычислений."
     user.send(answer)

@@ -13,12 +13,13 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from telegram import Update
+from telegram import LinkPreviewOptions, Update
+from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
 from telegram.ext import (
     Application,
@@ -28,6 +29,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    Defaults,
     InlineQueryHandler,
     MessageHandler,
     TypeHandler,
@@ -61,36 +63,45 @@ from bot.tg.web import WebServer
 
 log = logging.getLogger(__name__)
 
-CallbackFn = Callable[[Update, Ctx, callbacks.Callback], Awaitable[None]]
+D = TypeVar("D", bound=callbacks.ButtonData)
+CallbackFn = Callable[[Update, Ctx, Any], Awaitable[None]]
 
-# Button operations → handlers. Registered here so the whole surface is visible in one place.
-CALLBACKS: dict[str, CallbackFn] = {
-    "a": questions.cb_reveal,
-    "g": questions.cb_glossary,
-    "n": questions.cb_next,
-    "nt": questions.cb_next,
-    "qs": questions.cb_search_result,
-    "sn": questions.cb_search_result,
-    "q": questions.cb_ask,
-    "t": browse.cb_term,
-    "tp": browse.cb_topic,
-    "gl": browse.cb_glossary_page,
-    "gT": browse.cb_glossary_topics,
-    "gt": browse.cb_glossary_topic,
-    "s": browse.cb_search,
-    "lang": start.cb_lang,
-    "d": daily.cb_daily,
-    "fg": progress.cb_forget,
-    "sa": practice.cb_self_assessment,
-    "sA": practice.cb_self_assessment,
-    "rv": practice.cb_review_next,
-    "iv": interview.cb_interview,
-    "top": quiz.cb_top,
-    "bd": quiz.cb_board,
-    "x": practice.cb_noop,
-    "ay": questions.cb_confirm_short,
-    "an": questions.cb_confirm_short,
-}
+
+def _on(
+    kind: type[D], handler: Callable[[Update, Ctx, D], Awaitable[None]]
+) -> tuple[type[callbacks.ButtonData], CallbackFn]:
+    """One row of the button table; the type checker holds ``handler`` to ``kind``'s data."""
+    return kind, handler
+
+
+# Button kinds → handlers. Registered here so the whole surface is visible in one place.
+CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
+    [
+        _on(callbacks.Reveal, questions.cb_reveal),
+        _on(callbacks.QuestionTerms, questions.cb_glossary),
+        _on(callbacks.Next, questions.cb_next),
+        _on(callbacks.SearchResult, questions.cb_search_result),
+        _on(callbacks.NextSearchResult, questions.cb_search_result),
+        _on(callbacks.AskQuestion, questions.cb_ask),
+        _on(callbacks.ConfirmShort, questions.cb_confirm_short),
+        _on(callbacks.DropShort, questions.cb_confirm_short),
+        _on(callbacks.TermCard, browse.cb_term),
+        _on(callbacks.TopicFilter, browse.cb_topic),
+        _on(callbacks.GlossaryPage, browse.cb_glossary_page),
+        _on(callbacks.GlossaryTopics, browse.cb_glossary_topics),
+        _on(callbacks.GlossaryTopic, browse.cb_glossary_topic),
+        _on(callbacks.SearchPage, browse.cb_search),
+        _on(callbacks.Language, start.cb_lang),
+        _on(callbacks.DailyAction, daily.cb_daily),
+        _on(callbacks.Forget, progress.cb_forget),
+        _on(callbacks.SelfAssess, practice.cb_self_assessment),
+        _on(callbacks.Chosen, practice.cb_noop),
+        _on(callbacks.NextReview, practice.cb_review_next),
+        _on(callbacks.InterviewAction, interview.cb_interview),
+        _on(callbacks.BoardPeriod, quiz.cb_top),
+        _on(callbacks.BoardToggle, quiz.cb_board),
+    ]
+)
 
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
     ("start", start.cmd_start),
@@ -264,7 +275,7 @@ async def _tell_flood(update: Update, bot: Any, default: str) -> None:
     user = update.effective_user
     lang = language_from_telegram(user.language_code if user else None, default)
     try:
-        await bot.send_message(chat.id, t(lang, "flood"))
+        await bot.send_message(chat.id, t(lang, "flood"), parse_mode=None, link_preview_options=None)
     except TelegramError as exc:
         log.info("could not send the flood notice to chat %s: %s", chat.id, exc)
 
@@ -272,13 +283,13 @@ async def _tell_flood(update: Update, bot: Any, default: str) -> None:
 async def on_callback(update: Update, context: Ctx) -> None:
     query = update.callback_query
     assert query is not None
-    cb = callbacks.decode(query.data)
-    handler = CALLBACKS.get(cb.op) if cb else None
-    if cb is None or handler is None:
+    data = callbacks.decode(query.data)
+    handler = CALLBACKS.get(type(data)) if data is not None else None
+    if data is None or handler is None:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
     try:
-        await handler(update, context, cb)
+        await handler(update, context, data)
     finally:
         await answer_query(update, context)  # stop the button's spinner if the handler did not
 
@@ -296,7 +307,9 @@ async def on_error(update: object, context: Ctx) -> None:
         return
     key = "busy" if db_down else "error"
     try:
-        await context.bot.send_message(update.effective_chat.id, t(context.lang, key))
+        await context.bot.send_message(
+            update.effective_chat.id, t(context.lang, key), parse_mode=None, link_preview_options=None
+        )
     except Exception:  # the chat may be gone or Telegram unreachable; nothing more to do
         log.warning("could not tell chat %s about an error", update.effective_chat.id)
 
@@ -422,6 +435,13 @@ async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None
         release_sender_lock(services.db.url)
 
 
+# Every message is Telegram HTML (views escape what they insert) without link previews. Calls that
+# sent something else before still do: plain texts (poll texts, captions, the error, flood and
+# database notices, a broadcast) pass parse_mode=None, and messages that never turned previews off
+# (/start, the /daily edit, the bank report, reveal pushes) pass link_preview_options=None.
+DEFAULTS = Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True))
+
+
 def build_application(
     settings: Settings,
     bank: Bank,
@@ -437,6 +457,7 @@ def build_application(
         .base_url(f"{api}/bot")
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
+        .defaults(DEFAULTS)
         .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(processor := FairUpdateProcessor())
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed

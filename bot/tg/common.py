@@ -8,7 +8,7 @@ import logging
 from telegram import Chat as TgChat
 from telegram import Message, Update
 from telegram import User as TgUser
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bot.bank import Question
@@ -71,13 +71,7 @@ async def reply(update: Update, view: View, *, quote: bool = False) -> Message |
     message = update.effective_message
     if message is None:
         return None
-    return await message.reply_text(
-        view.text,
-        parse_mode=ParseMode.HTML,
-        reply_markup=view.keyboard,
-        disable_web_page_preview=True,
-        do_quote=quote,
-    )
+    return await message.reply_text(view.text, reply_markup=view.keyboard, do_quote=quote)
 
 
 async def show(update: Update, view: View, status: Message | None, *, quote: bool = False) -> Message | None:
@@ -85,9 +79,7 @@ async def show(update: Update, view: View, status: Message | None, *, quote: boo
     answer means it already shows it. Without ``status``, or if the edit fails, reply."""
     if status is not None:
         try:
-            edited = await status.edit_text(
-                view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
-            )
+            edited = await status.edit_text(view.text, reply_markup=view.keyboard)
         except TelegramError as exc:
             if "not modified" in str(exc).lower():
                 return status
@@ -108,13 +100,7 @@ async def reply_text(update: Update, text: str, *, quote: bool = False) -> Messa
 
 
 async def send_view(context: Ctx, chat_id: int, view: View) -> Message:
-    return await context.bot.send_message(
-        chat_id,
-        view.text,
-        parse_mode=ParseMode.HTML,
-        reply_markup=view.keyboard,
-        disable_web_page_preview=True,
-    )
+    return await context.bot.send_message(chat_id, view.text, reply_markup=view.keyboard)
 
 
 async def ask_question(

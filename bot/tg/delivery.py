@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from telegram import InlineKeyboardMarkup, Message
+from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import ExtBot
@@ -19,6 +19,7 @@ from bot.push.outcome import Outcome, Status
 from bot.tg.ratelimit import NO_RETRY, retry_seconds
 
 _TOO_LONG = "message is too long"
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 def classify(exc: TelegramError) -> Outcome:
@@ -64,10 +65,11 @@ async def send(
         bot.send_message(
             chat_id,
             text,
+            # explicit either way: ``None`` overrides the Defaults (tg/app.py) of HTML without previews
             parse_mode=ParseMode.HTML if html else None,
             reply_markup=keyboard,
             reply_to_message_id=reply_to,
-            disable_web_page_preview=True if no_preview else None,
+            link_preview_options=NO_PREVIEW if no_preview else None,
             allow_paid_broadcast=paid or None,
             rate_limit_args=NO_RETRY,
         )

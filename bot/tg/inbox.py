@@ -106,7 +106,7 @@ class Inbox:
             self._told.add(chat.id)
             lang = language_from_telegram(user.language_code if user else None, default)
             try:
-                await self.app.bot.send_message(chat.id, t(lang, "db_wait"))
+                await self.app.bot.send_message(chat.id, t(lang, "db_wait"), parse_mode=None, link_preview_options=None)
             except TelegramError as exc:
                 log.info("could not tell chat %s that its message waits: %s", chat.id, exc)
 

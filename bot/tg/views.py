@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton, ReplyKeyboardMarkup
@@ -14,7 +14,27 @@ from bot.catalog import Catalog
 from bot.core.grading import Grade
 from bot.i18n import t
 from bot.services.feedback import feedback_lines
-from bot.tg.callbacks import encode
+from bot.tg.callbacks import (
+    AskQuestion,
+    ButtonData,
+    Chosen,
+    ConfirmShort,
+    DropShort,
+    GlossaryPage,
+    GlossaryTopic,
+    GlossaryTopics,
+    Language,
+    Next,
+    NextReview,
+    NextSearchResult,
+    QuestionTerms,
+    Reveal,
+    SearchPage,
+    SearchResult,
+    SelfAssess,
+    TermCard,
+    TopicFilter,
+)
 
 PAGE = 8
 BUTTON_TEXT = 60
@@ -31,8 +51,8 @@ def _short(text: str, limit: int = BUTTON_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _btn(text: str, op: str, *args: object) -> InlineKeyboardButton:
-    return InlineKeyboardButton(_short(text, 64), callback_data=encode(op, *args))
+def _btn(text: str, data: ButtonData) -> InlineKeyboardButton:
+    return InlineKeyboardButton(_short(text, 64), callback_data=data.encode())
 
 
 def question_button(q: Question, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
@@ -40,8 +60,8 @@ def question_button(q: Question, search: tuple[int, str] | None = None) -> Inlin
     question's «Следующий» then goes on to the next result."""
     prefix = f"{q.label}. " if q.number is not None else ""
     if search is not None:
-        return _btn(prefix + q.text, "qs", q.id, search[0], search[1])
-    return _btn(prefix + q.text, "q", q.id)
+        return _btn(prefix + q.text, SearchResult(q.id, search[0], search[1]))
+    return _btn(prefix + q.text, AskQuestion(q.id))
 
 
 def main_menu(lang: str) -> ReplyKeyboardMarkup:
@@ -76,8 +96,8 @@ def next_button(lang: str, topic: str | None = None, search: tuple[int, str] | N
     """«Следующий»: the next search result when the question came from a search, the same topic
     when it came from one (`/q lora`), else by the chat's filter."""
     if search is not None:
-        return _btn(t(lang, "btn.next"), "sn", search[0], search[1])
-    return _btn(t(lang, "btn.next"), "nt", topic) if topic else _btn(t(lang, "btn.next"), "n")
+        return _btn(t(lang, "btn.next"), NextSearchResult(search[0], search[1]))
+    return _btn(t(lang, "btn.next"), Next(topic or None))
 
 
 def question_keyboard(
@@ -85,7 +105,7 @@ def question_keyboard(
 ) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         [
-            [_btn(t(lang, "btn.reveal"), "a", q.id), _btn(t(lang, "btn.glossary"), "g", q.id)],
+            [_btn(t(lang, "btn.reveal"), Reveal(q.id)), _btn(t(lang, "btn.glossary"), QuestionTerms(q.id))],
             [next_button(lang, next_topic, next_search)],
         ]
     )
@@ -115,10 +135,10 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
     terms = [bank.term(tid) for tid in q.terms]
-    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms if term is not None]
+    rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms if term is not None]
     if rows:
         blocks.append(t(lang, "answer_terms"))
-    rows.append([_btn(t(lang, "btn.next"), "n")])
+    rows.append([_btn(t(lang, "btn.next"), Next())])
     messages = pack(blocks, TELEGRAM_TEXT_LIMIT)
     views = [View(m) for m in messages[:-1]]
     views.append(View(messages[-1], InlineKeyboardMarkup(rows)))
@@ -134,16 +154,17 @@ def question_terms_view(q: Question, bank: Bank, lang: str) -> View:
     terms = [term for tid in q.terms if (term := bank.term(tid)) is not None]
     if not terms:
         return View(t(lang, "question_no_terms"))
-    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms]
+    rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms]
     return View(t(lang, "question_terms", label=escape(q.label)), InlineKeyboardMarkup(rows))
 
 
-def _pager(op: str, page: int, pages: int, lang: str, *prefix: object) -> list[InlineKeyboardButton]:
+def _pager(to: Callable[[int], ButtonData], page: int, pages: int, lang: str) -> list[InlineKeyboardButton]:
+    """«‹» and «›» under a paged list; ``to`` builds the button data of a page."""
     row = []
     if page > 0:
-        row.append(_btn(t(lang, "btn.prev_page"), op, *prefix, page - 1))
+        row.append(_btn(t(lang, "btn.prev_page"), to(page - 1)))
     if page + 1 < pages:
-        row.append(_btn(t(lang, "btn.next_page"), op, *prefix, page + 1))
+        row.append(_btn(t(lang, "btn.next_page"), to(page + 1)))
     return row
 
 
@@ -166,7 +187,7 @@ def term_view(term: Term, bank: Bank, lang: str, page: int = 0) -> View:
     else:
         lines.append(t(lang, "term_where_none"))
     rows = [[question_button(q)] for q in questions[page * PAGE : (page + 1) * PAGE]]
-    pager = _pager("t", page, pages, lang, term.id)
+    pager = _pager(lambda p: TermCard(term.id, p), page, pages, lang)
     if pager:
         rows.append(pager)
     return View("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
@@ -185,24 +206,22 @@ def glossary_view(bank: Bank, lang: str, page: int = 0) -> View:
         [
             _btn(
                 f"{term.term_en} · {term.term_ru}" if term.term_ru != term.term_en else term.term_en,
-                "t",
-                term.id,
-                0,
+                TermCard(term.id),
             )
         ]
         for term in chunk
     ]
-    pager = _pager("gl", page, pages, lang)
+    pager = _pager(GlossaryPage, page, pages, lang)
     if pager:
         rows.append(pager)
-    rows.append([_btn(t(lang, "btn.by_topic"), "gT")])
+    rows.append([_btn(t(lang, "btn.by_topic"), GlossaryTopics())])
     text = t(lang, "glossary_title", count=len(terms), page=page + 1, pages=pages)
     return View(text, InlineKeyboardMarkup(rows))
 
 
 def glossary_topics_view(bank: Bank, lang: str) -> View:
-    rows = [[_btn(topic.title(lang), "gt", topic.id, 0)] for topic in bank.topics]
-    rows.append([_btn(t(lang, "btn.alphabet"), "gl", 0)])
+    rows = [[_btn(topic.title(lang), GlossaryTopic(topic.id, 0))] for topic in bank.topics]
+    rows.append([_btn(t(lang, "btn.alphabet"), GlossaryPage(0))])
     return View(t(lang, "glossary_pick_topic"), InlineKeyboardMarkup(rows))
 
 
@@ -214,17 +233,17 @@ def glossary_topic_view(bank: Bank, lang: str, topic_id: str, page: int = 0) -> 
     terms = _sorted_terms([term for term in bank.terms.values() if ids & set(term.questions)])
     pages = max(1, math.ceil(len(terms) / PAGE))
     page = min(max(page, 0), pages - 1)
-    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms[page * PAGE : (page + 1) * PAGE]]
-    pager = _pager("gt", page, pages, lang, topic_id)
+    rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms[page * PAGE : (page + 1) * PAGE]]
+    pager = _pager(lambda p: GlossaryTopic(topic_id, p), page, pages, lang)
     if pager:
         rows.append(pager)
-    rows.append([_btn(t(lang, "btn.by_topic"), "gT")])
+    rows.append([_btn(t(lang, "btn.by_topic"), GlossaryTopics())])
     text = t(lang, "glossary_topic_title", topic=escape(topic.title(lang)), page=page + 1, pages=pages)
     return View(text, InlineKeyboardMarkup(rows))
 
 
 def did_you_mean_view(query: str, terms: Sequence[Term], lang: str) -> View:
-    rows = [[_btn(term.name(lang), "t", term.id, 0)] for term in terms]
+    rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms]
     return View(t(lang, "glossary_did_you_mean", query=escape(query)), InlineKeyboardMarkup(rows))
 
 
@@ -238,11 +257,7 @@ def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, pag
         lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
     rows = [[question_button(q, (i, query))] for i, q in enumerate(chunk, page * PAGE)]
     # the query rides along in the paging and question buttons (cut to fit 64 bytes)
-    pager = []
-    if page > 0:
-        pager.append(_btn(t(lang, "btn.prev_page"), "s", page - 1, query))
-    if page + 1 < pages:
-        pager.append(_btn(t(lang, "btn.next_page"), "s", page + 1, query))
+    pager = _pager(lambda p: SearchPage(p, query), page, pages, lang)
     if pager:
         rows.append(pager)
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
@@ -257,8 +272,8 @@ def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) 
             continue  # an empty topic is not offered
         done = sum(1 for qid in ids if qid in answered)
         mark = "✅ " if topic.id == current else ""
-        rows.append([_btn(f"{mark}{topic.title(lang)} · {done}/{len(ids)}", "tp", topic.id)])
-    rows.append([_btn(t(lang, "btn.all_topics"), "tp", "-")])
+        rows.append([_btn(f"{mark}{topic.title(lang)} · {done}/{len(ids)}", TopicFilter(topic.id))])
+    rows.append([_btn(t(lang, "btn.all_topics"), TopicFilter(None))])
     chosen = bank.topic(current) if current else None
     if chosen:
         lines.append(t(lang, "topics_filter", topic=escape(chosen.title(lang))))
@@ -269,23 +284,23 @@ def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) 
 
 def nothing_found_view(bank: Bank, query: str, lang: str) -> View:
     """`/q words` that match nothing: say so, offer a random question and the topics."""
-    rows = [[_btn(t(lang, "btn.random_question"), "n")]]
-    rows += [[_btn(topic.title(lang), "tp", topic.id)] for topic in bank.topics if bank.topic_question_ids(topic.id)]
+    rows = [[_btn(t(lang, "btn.random_question"), Next())]]
+    rows += [
+        [_btn(topic.title(lang), TopicFilter(topic.id))] for topic in bank.topics if bank.topic_question_ids(topic.id)
+    ]
     return View(t(lang, "nothing_found_q", query=escape(query)), InlineKeyboardMarkup(rows))
 
 
 def lang_keyboard() -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup([[_btn("Русский", "lang", "ru"), _btn("English", "lang", "en")]])
+    return InlineKeyboardMarkup([[_btn("Русский", Language("ru")), _btn("English", Language("en"))]])
 
 
 def self_assessment_row(q: Question, lang: str, answerer: int | None = None) -> list[InlineKeyboardButton]:
     """«Знал / Частично / Не знал». In a group the buttons name the answerer: only they count."""
-    extra = () if answerer is None else (answerer,)
-    op = "sa" if answerer is None else "sA"
     return [
-        _btn(t(lang, "practice.knew"), op, q.id, 3, *extra),
-        _btn(t(lang, "practice.partly"), op, q.id, 2, *extra),
-        _btn(t(lang, "practice.didnt"), op, q.id, 1, *extra),
+        _btn(t(lang, "practice.knew"), SelfAssess(q.id, 3, answerer)),
+        _btn(t(lang, "practice.partly"), SelfAssess(q.id, 2, answerer)),
+        _btn(t(lang, "practice.didnt"), SelfAssess(q.id, 1, answerer)),
     ]
 
 
@@ -312,11 +327,11 @@ def feedback_view(
     rows = [self_assessment_row(q, lang, answerer)]
     tail = []
     if with_reveal:
-        tail.append(_btn(t(lang, "btn.reveal"), "a", q.id))
+        tail.append(_btn(t(lang, "btn.reveal"), Reveal(q.id)))
     if next_op == "n":
         tail.append(next_button(lang, next_topic))
     elif next_op == "rv":
-        tail.append(_btn(t(lang, "practice.next_review"), "rv"))
+        tail.append(_btn(t(lang, "practice.next_review"), NextReview()))
     if tail:
         rows.append(tail)
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
@@ -327,8 +342,8 @@ def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:
     keyboard = InlineKeyboardMarkup(
         [
             [
-                _btn(t(lang, "practice.confirm_yes"), "ay", ask_id, user_id, text.strip()[:8]),
-                _btn(t(lang, "practice.confirm_no"), "an"),
+                _btn(t(lang, "practice.confirm_yes"), ConfirmShort(ask_id, user_id, text.strip()[:8])),
+                _btn(t(lang, "practice.confirm_no"), DropShort()),
             ]
         ]
     )
@@ -340,10 +355,12 @@ def after_assessment_keyboard(
 ) -> InlineKeyboardMarkup:
     """After «Знал / Частично / Не знал»: that row becomes the chosen grade; «Показать ответ» and
     «Следующий» stay (none of them in a mock interview, where the next question comes by itself)."""
-    rows = [[_btn(f"✓ {chosen}", "x")]] if chosen else []
+    rows = [[_btn(f"✓ {chosen}", Chosen())]] if chosen else []
     if next_op:
-        tail = [_btn(t(lang, "btn.reveal"), "a", q.id)]
-        tail.append(_btn(t(lang, "practice.next_review"), "rv") if next_op == "rv" else next_button(lang, next_topic))
+        tail = [_btn(t(lang, "btn.reveal"), Reveal(q.id))]
+        tail.append(
+            _btn(t(lang, "practice.next_review"), NextReview()) if next_op == "rv" else next_button(lang, next_topic)
+        )
         rows.append(tail)
     return InlineKeyboardMarkup(rows)
 

@@ -13,7 +13,6 @@ from io import BytesIO
 from typing import Any
 
 from telegram import Message, Update
-from telegram.constants import ParseMode
 from telegram.error import TelegramError
 
 from bot.bank import BankError, default_bank_path, load_bank
@@ -57,9 +56,9 @@ async def cmd_reload(update: Update, context: Ctx) -> None:
         message = update.effective_message
         assert message is not None
         if len(report) < 3500:
-            await message.reply_text(f"<pre>{escape(report)}</pre>", parse_mode=ParseMode.HTML)
+            await message.reply_text(f"<pre>{escape(report)}</pre>", link_preview_options=None)
         else:
-            await message.reply_document(BytesIO(report.encode()), filename="bank-report.txt")
+            await message.reply_document(BytesIO(report.encode()), filename="bank-report.txt", parse_mode=None)
         return
     catalog = s.catalog_holder.replace(bank)
     summary = catalog.bank.summary()
@@ -114,7 +113,11 @@ async def cmd_broadcast(update: Update, context: Ctx) -> None:
         return
     s = context.services
     targets = await broadcast.audience(s.db)
-    progress = await message.reply_text(t(context.lang, "admin.broadcast_progress", done=0, total=len(targets)))
+    progress = await message.reply_text(
+        t(context.lang, "admin.broadcast_progress", done=0, total=len(targets)),
+        parse_mode=None,
+        link_preview_options=None,
+    )
     context.application.create_task(_run_broadcast(context, progress, text, targets), update=update, name="broadcast")
 
 
@@ -134,6 +137,6 @@ async def _run_broadcast(context: Ctx, progress: Message, text: str, targets: li
 
 async def _edit(message: Message, text: str) -> None:
     try:
-        await message.edit_text(text)
+        await message.edit_text(text, parse_mode=None, link_preview_options=None)
     except TelegramError as exc:  # the report is a courtesy: the broadcast goes on without it
         log.warning("broadcast progress not shown: %s", exc)

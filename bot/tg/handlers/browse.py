@@ -7,7 +7,7 @@ from telegram import Update
 from bot.bank.markdown import escape
 from bot.i18n import t
 from bot.services import asking
-from bot.tg.callbacks import Callback
+from bot.tg.callbacks import GlossaryPage, GlossaryTopic, GlossaryTopics, SearchPage, TermCard, TopicFilter
 from bot.tg.common import answer_query, check_query, command_args, is_group, page_to, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.admin_checks import is_group_admin
@@ -45,25 +45,25 @@ async def show_term_lookup(update: Update, context: Ctx, query: str) -> None:
         await reply(update, did_you_mean_view(query, [m.term for m in matches], context.lang))
 
 
-async def cb_term(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_term(update: Update, context: Ctx, data: TermCard) -> None:
     bank = context.services.catalog.bank
-    term = bank.term(cb.args[0])
+    term = bank.term(data.term_id)
     if term is None:
         await reply_text(update, t(context.lang, "stale_button"))
         return
-    await reply(update, term_view(term, bank, context.lang, cb.int(1)))
+    await reply(update, term_view(term, bank, context.lang, data.page))
 
 
-async def cb_glossary_page(update: Update, context: Ctx, cb: Callback) -> None:
-    await page_to(update, glossary_view(context.services.catalog.bank, context.lang, cb.int(0)))
+async def cb_glossary_page(update: Update, context: Ctx, data: GlossaryPage) -> None:
+    await page_to(update, glossary_view(context.services.catalog.bank, context.lang, data.page))
 
 
-async def cb_glossary_topics(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_glossary_topics(update: Update, context: Ctx, data: GlossaryTopics) -> None:
     await page_to(update, glossary_topics_view(context.services.catalog.bank, context.lang))
 
 
-async def cb_glossary_topic(update: Update, context: Ctx, cb: Callback) -> None:
-    view = glossary_topic_view(context.services.catalog.bank, context.lang, cb.args[0], cb.int(1))
+async def cb_glossary_topic(update: Update, context: Ctx, data: GlossaryTopic) -> None:
+    view = glossary_topic_view(context.services.catalog.bank, context.lang, data.topic_id, data.page)
     await page_to(update, view) if view else await reply_text(update, t(context.lang, "stale_button"))
 
 
@@ -87,8 +87,8 @@ async def show_search(update: Update, context: Ctx, query: str, page: int) -> No
     await (page_to(update, view) if update.callback_query else reply(update, view))
 
 
-async def cb_search(update: Update, context: Ctx, cb: Callback) -> None:
-    await show_search(update, context, cb.args[1], cb.int(0))
+async def cb_search(update: Update, context: Ctx, data: SearchPage) -> None:
+    await show_search(update, context, data.query, data.page)
 
 
 async def cmd_topics(update: Update, context: Ctx) -> None:
@@ -100,13 +100,12 @@ async def cmd_topics(update: Update, context: Ctx) -> None:
     await reply(update, topics_view(s.catalog.bank, context.lang, answered, current))
 
 
-async def cb_topic(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_topic(update: Update, context: Ctx, data: TopicFilter) -> None:
     s = context.services
     chat = update.effective_chat
     assert chat is not None
-    topic_id = cb.args[0]
-    topic = s.catalog.bank.topic(topic_id)
-    if topic_id != "-" and topic is None:
+    topic = s.catalog.bank.topic(data.topic_id) if data.topic_id is not None else None
+    if data.topic_id is not None and topic is None:
         await reply_text(update, t(context.lang, "stale_button"))
         return
     if is_group(update) and not await is_group_admin(update, context):

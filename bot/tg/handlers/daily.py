@@ -12,7 +12,7 @@ from bot.core.schedule import describe_zone, format_minute, get_tz
 from bot.db.models import Chat, PushKind
 from bot.i18n import t
 from bot.services import daily
-from bot.tg.callbacks import Callback, encode
+from bot.tg.callbacks import DailyAction
 from bot.tg.common import command_args, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.admin_checks import require_group_admin
@@ -76,7 +76,7 @@ def settings_view(chat: Chat, context: Ctx) -> View:
     lines.append(t(lang, "daily.usage_short"))
 
     def btn(label: str, action: str) -> InlineKeyboardButton:
-        return InlineKeyboardButton(label, callback_data=encode("d", action))
+        return InlineKeyboardButton(label, callback_data=DailyAction(action).encode())
 
     toggle = btn(t(lang, "daily.btn_off"), "off") if chat.push_enabled else btn(t(lang, "daily.btn_on"), "on")
     weekdays = btn(("✓ " if chat.push_weekdays_only else "") + t(lang, "daily.btn_weekdays"), "wd")
@@ -107,8 +107,8 @@ async def cmd_daily(update: Update, context: Ctx) -> None:
     await reply(update, settings_view(await _save(update, context, change), context))
 
 
-async def cb_daily(update: Update, context: Ctx, cb: Callback) -> None:
-    action = cb.args[0]
+async def cb_daily(update: Update, context: Ctx, data: DailyAction) -> None:
+    action = data.action
     chat = context.chat_row
     assert chat is not None
     if action == "topics":
@@ -126,7 +126,7 @@ async def cb_daily(update: Update, context: Ctx, cb: Callback) -> None:
     query = update.callback_query
     if query is not None and query.message is not None:
         await context.bot.edit_message_text(
-            view.text, chat_id=chat.id, message_id=query.message.message_id, parse_mode="HTML",
+            view.text, chat_id=chat.id, message_id=query.message.message_id, link_preview_options=None,
             reply_markup=view.keyboard,
         )  # fmt: skip
     else:

@@ -10,7 +10,6 @@ from telegram import (
     InputTextMessageContent,
     Update,
 )
-from telegram.constants import ParseMode
 
 from bot.bank import Bank, Question
 from bot.i18n import language_from_telegram, t
@@ -46,9 +45,7 @@ def _result(q: Question, bank: Bank, lang: str, username: str) -> InlineQueryRes
         id=q.id,
         title=q.text if len(q.text) <= 120 else q.text[:119] + "…",
         description=f"{topic.title(lang) if topic else q.topic} · {_kind(q, lang)}",
-        input_message_content=InputTextMessageContent(
-            inline_card(q, bank, lang), parse_mode=ParseMode.HTML, disable_web_page_preview=True
-        ),
+        input_message_content=InputTextMessageContent(inline_card(q, bank, lang)),
         reply_markup=_open_in_bot(username, q, lang),
     )
 

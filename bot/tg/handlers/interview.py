@@ -17,7 +17,7 @@ from bot.db.models import Interview, InterviewItem
 from bot.i18n import count_questions, t
 from bot.services import answers, asking, interviews
 from bot.services.feedback import MARKS
-from bot.tg.callbacks import Callback, encode
+from bot.tg.callbacks import InterviewAction, Reveal
 from bot.tg.common import command_args, is_group, reply, reply_text, send_view, show
 from bot.tg.context import Ctx
 from bot.tg.views import View, feedback_view, question_view
@@ -66,8 +66,8 @@ async def cmd_interview(update: Update, context: Ctx) -> None:
 
 def open_exists_view(current: Interview, lang: str) -> View:
     keyboard = InlineKeyboardMarkup([[
-        InlineKeyboardButton(t(lang, "interview.resume"), callback_data=encode("iv", "resume")),
-        InlineKeyboardButton(t(lang, "interview.abandon"), callback_data=encode("iv", "abandon")),
+        InlineKeyboardButton(t(lang, "interview.resume"), callback_data=InterviewAction("resume").encode()),
+        InlineKeyboardButton(t(lang, "interview.abandon"), callback_data=InterviewAction("abandon").encode()),
     ]])  # fmt: skip
     return View(t(lang, "interview.open_exists", done=current.position, size=current.size), keyboard)
 
@@ -138,19 +138,17 @@ async def cmd_skip(update: Update, context: Ctx) -> None:
     await _ask_current(update, context, interview)
 
 
-async def cb_interview(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_interview(update: Update, context: Ctx, data: InterviewAction) -> None:
     chat, user = update.effective_chat, update.effective_user
     if chat is None or user is None:
         return
     interview = await interviews.open_interview(context.services.db, user_id=user.id, chat_id=chat.id)
     if interview is None:
         await reply_text(update, t(context.lang, "interview.no_open"))
-    elif cb.args[0] == "resume":
+    elif data.action == "resume":
         await _ask_current(update, context, interview)
-    elif cb.args[0] == "abandon":
-        await _finish(update, context, interview, abandoned=True)
     else:
-        await reply_text(update, t(context.lang, "stale_button"))
+        await _finish(update, context, interview, abandoned=True)
 
 
 async def _finish(update: Update, context: Ctx, interview: Interview, *, abandoned: bool = False) -> None:
@@ -171,7 +169,9 @@ def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:
     for n, (item, result) in enumerate(zip(report.items, report.results, strict=True), 1):
         q = bank.question(item.question_id)
         if q is not None:
-            buttons.append(InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=encode("a", q.id)))
+            buttons.append(
+                InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=Reveal(q.id).encode())
+            )
         lines += _item_lines(n, q, item, result, report.interview.time_limit, lang)
     lines += ["", t(lang, "interview.score", score=report.summary.score)]
     if report.summary.weakest:

@@ -11,7 +11,7 @@ from bot.core.srs import describe_interval
 from bot.db.models import AskSource
 from bot.i18n import t
 from bot.services import answers, asking
-from bot.tg.callbacks import Callback
+from bot.tg.callbacks import Chosen, Next, NextReview, SelfAssess, decode
 from bot.tg.common import answer_query, ask_question, reply_text
 from bot.tg.context import Ctx
 from bot.tg.views import after_assessment_keyboard
@@ -20,17 +20,17 @@ log = logging.getLogger(__name__)
 GRADE_KEYS = {3: "practice.knew", 2: "practice.partly", 1: "practice.didnt"}
 
 
-async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_self_assessment(update: Update, context: Ctx, data: SelfAssess) -> None:
     """«Знал» / «Частично» / «Не знал»: stored on the latest answer and fed to FSRS."""
     query, user, chat = update.callback_query, update.effective_user, update.effective_chat
     assert query is not None and chat is not None
     s = context.services
-    q = s.catalog.bank.question(cb.args[0])
-    grade = cb.int(1)
+    q = s.catalog.bank.question(data.question_id)
+    grade = data.grade
     if q is None or user is None or grade not in GRADE_KEYS:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
-    if cb.op == "sA" and cb.int(2) != user.id:  # someone else's answer in a group
+    if data.answerer is not None and data.answerer != user.id:  # someone else's answer in a group
         await answer_query(update, context, t(context.lang, "practice.assess_not_yours"), alert=True)
         return
     now = s.clock()
@@ -45,9 +45,11 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
     message = query.message
     if isinstance(message, Message):
         markup = message.reply_markup
-        buttons = [b.callback_data for row in (markup.inline_keyboard if markup else ()) for b in row]
-        topic = next((str(b)[3:] for b in buttons if str(b).startswith("nt:")), None)
-        next_op = "rv" if "rv" in buttons else ("n" if "n" in buttons or topic else "")
+        rows = markup.inline_keyboard if markup else ()
+        kinds = [decode(b.callback_data) for row in rows for b in row if isinstance(b.callback_data, str)]
+        nexts = [k for k in kinds if isinstance(k, Next)]
+        topic = next((k.topic for k in nexts if k.topic), None)
+        next_op = "rv" if any(isinstance(k, NextReview) for k in kinds) else ("n" if nexts else "")
         keyboard = after_assessment_keyboard(q, context.lang, next_op, topic, t(context.lang, GRADE_KEYS[grade]))
         try:
             await context.bot.edit_message_reply_markup(chat.id, message.message_id, reply_markup=keyboard)
@@ -55,7 +57,7 @@ async def cb_self_assessment(update: Update, context: Ctx, cb: Callback) -> None
             log.info("self-assessment buttons of %s not updated: %s", message.message_id, exc)
 
 
-async def cb_noop(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_noop(update: Update, context: Ctx, data: Chosen) -> None:
     """A label on a button (the chosen grade): only the press is acknowledged."""
     await answer_query(update, context)
 
@@ -64,7 +66,7 @@ async def cmd_review(update: Update, context: Ctx) -> None:
     await next_review(update, context)
 
 
-async def cb_review_next(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_review_next(update: Update, context: Ctx, data: NextReview) -> None:
     await next_review(update, context)
 
 

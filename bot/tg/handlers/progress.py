@@ -24,7 +24,7 @@ from bot.i18n import t
 from bot.services import user_data
 from bot.services.user_data import ExportedAnswer, UserData
 from bot.services.user_data import topic_specs as topic_specs  # the tests import it from here
-from bot.tg.callbacks import Callback, encode
+from bot.tg.callbacks import Forget
 from bot.tg.chart import ChartRow, Legend, has_cyrillic_font, mastery_chart
 from bot.tg.common import answer_query, is_group, reply, reply_text
 from bot.tg.context import Ctx, Services
@@ -177,7 +177,7 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
         mastery_chart, chart_rows(progress, bank, lang), t(lang, "progress.chart_title"), chart_legend(lang)
     )
     await context.bot.send_photo(
-        chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png"
+        chat.id, photo=png, caption=chart_caption(progress, bank, lang), filename="progress.png", parse_mode=None
     )
 
 
@@ -279,6 +279,7 @@ async def cmd_export(update: Update, context: Ctx) -> None:
         document=document.encode("utf-8"),
         filename=f"answers-{now.astimezone(tz):%Y-%m-%d}.md",
         caption=t(lang, "progress.export_caption", answers=len(answers), questions=questions),
+        parse_mode=None,
     )
 
 
@@ -306,8 +307,8 @@ def data_lines(data: UserData, lang: str) -> str:
 def forget_keyboard(lang: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         [
-            [InlineKeyboardButton(t(lang, "progress.btn_yes"), callback_data=encode("fg", "yes"))],
-            [InlineKeyboardButton(t(lang, "progress.btn_no"), callback_data=encode("fg", "no"))],
+            [InlineKeyboardButton(t(lang, "progress.btn_yes"), callback_data=Forget(confirmed=True).encode())],
+            [InlineKeyboardButton(t(lang, "progress.btn_no"), callback_data=Forget(confirmed=False).encode())],
         ]
     )
 
@@ -333,13 +334,13 @@ def _drop_cached(services: Services, user_id: int) -> None:
         services.touched.pop(key, None)
 
 
-async def cb_forget(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_forget(update: Update, context: Ctx, data: Forget) -> None:
     user, chat, query = update.effective_user, update.effective_chat, update.callback_query
     if user is None or chat is None:
         return
     lang = context.lang
     # The prompt is only ever sent in the private chat; a press anywhere else is forged.
-    if chat.id != user.id or cb.args[0] not in ("yes", "no"):
+    if chat.id != user.id:
         await answer_query(update, context, t(lang, "stale_button"), alert=True)
         return
     await answer_query(update, context)
@@ -348,7 +349,7 @@ async def cb_forget(update: Update, context: Ctx, cb: Callback) -> None:
             await context.bot.edit_message_reply_markup(chat.id, query.message.message_id, reply_markup=None)
         except BadRequest as exc:
             log.info("could not remove the /forget buttons: %s", exc)
-    if cb.args[0] == "no":
+    if not data.confirmed:
         await reply_text(update, t(lang, "progress.forget_kept"))
         return
     s = context.services

@@ -13,7 +13,16 @@ from bot.bank.markdown import escape
 from bot.db.models import Ask, AskSource
 from bot.i18n import t
 from bot.services import answers, asking, revealing
-from bot.tg.callbacks import Callback
+from bot.tg.callbacks import (
+    AskQuestion,
+    ConfirmShort,
+    DropShort,
+    Next,
+    NextSearchResult,
+    QuestionTerms,
+    Reveal,
+    SearchResult,
+)
 from bot.tg.common import (
     answer_query,
     ask_question,
@@ -153,28 +162,24 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
     await submit_answer(update, context, ask, q, message.text, message.message_id)
 
 
-async def cb_confirm_short(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_confirm_short(update: Update, context: Ctx, data: ConfirmShort | DropShort) -> None:
     """«Это ваш ответ?» — yes stores the short message as the answer, no drops it. Only its author
     can answer (the button carries the ask, the author and the text)."""
     chat, user = update.effective_chat, update.effective_user
     if chat is None or user is None:
         return
     ask: Ask | None = None
-    if cb.op == "ay":
-        ask_id, author = cb.args[0], cb.args[1]
-        if not (ask_id.isdigit() and author.isdigit()):
-            await answer_query(update, context, t(context.lang, "stale_button"))
-            return
-        if int(author) != user.id:
+    if isinstance(data, ConfirmShort):
+        if data.author != user.id:
             await answer_query(update, context, t(context.lang, "practice.confirm_not_yours"), alert=True)
             return
-        ask = await answers.get_ask(context.services.db, int(ask_id))
+        ask = await answers.get_ask(context.services.db, data.ask_id)
     q = context.services.catalog.bank.question(ask.question_id) if ask and ask.chat_id == chat.id else None
     await drop_buttons(update)
-    if ask is None or q is None:
+    if not isinstance(data, ConfirmShort) or ask is None or q is None:
         await reply_text(update, t(context.lang, "practice.confirm_dropped"))
         return
-    await submit_answer(update, context, ask, q, cb.args[2], None)
+    await submit_answer(update, context, ask, q, data.text, None)
 
 
 async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, text: str, message_id: int | None) -> None:
@@ -223,8 +228,9 @@ async def on_edited_answer(update: Update, context: Ctx) -> None:
     )
     if stored:
         await context.bot.send_message(
-            chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id
-        )
+            chat.id, t(context.lang, "answer_edited"), reply_to_message_id=message.message_id,
+            parse_mode=None, link_preview_options=None,
+        )  # fmt: skip
 
 
 async def on_non_text(update: Update, context: Ctx) -> None:
@@ -236,17 +242,17 @@ async def on_non_text(update: Update, context: Ctx) -> None:
 # Buttons -----------------------------------------------------------------------------------
 
 
-async def cb_reveal(update: Update, context: Ctx, cb: Callback) -> None:
-    q = context.services.catalog.bank.question(cb.args[0])
+async def cb_reveal(update: Update, context: Ctx, data: Reveal) -> None:
+    q = context.services.catalog.bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
     await reveal(update, context, q)
 
 
-async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_glossary(update: Update, context: Ctx, data: QuestionTerms) -> None:
     bank = context.services.catalog.bank
-    q = bank.question(cb.args[0])
+    q = bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
@@ -254,21 +260,21 @@ async def cb_glossary(update: Update, context: Ctx, cb: Callback) -> None:
     await reply(update, term_view(term, bank, context.lang) if term else question_terms_view(q, bank, context.lang))
 
 
-async def cb_next(update: Update, context: Ctx, cb: Callback) -> None:
-    if cb.op == "nt" and context.services.catalog.bank.topic(cb.args[0]) is not None:
-        await next_question(update, context, cb.args[0], source=AskSource.NEXT)
+async def cb_next(update: Update, context: Ctx, data: Next) -> None:
+    if data.topic is not None and context.services.catalog.bank.topic(data.topic) is not None:
+        await next_question(update, context, data.topic, source=AskSource.NEXT)
         return
     await next_question(update, context, source=AskSource.NEXT)
 
 
-async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
-    """A question from search results ("qs"), or «Следующий» after one ("sn"): the next result of
-    the same query follows it."""
+async def cb_search_result(update: Update, context: Ctx, data: SearchResult | NextSearchResult) -> None:
+    """A question from search results, or «Следующий» after one: the next result of the same query
+    follows it."""
     catalog = context.services.catalog
-    if cb.op == "qs":
-        q, index, query = catalog.bank.question(cb.args[0]), cb.int(1), cb.args[2]
+    index, query = data.index, data.query
+    if isinstance(data, SearchResult):
+        q = catalog.bank.question(data.question_id)
     else:
-        index, query = cb.int(0), cb.args[1]
         q = asking.search_result(catalog, query, index)
         if q is None:  # the results are exhausted: go on by the chat's filter
             await next_question(update, context, source=AskSource.NEXT)
@@ -279,8 +285,8 @@ async def cb_search_result(update: Update, context: Ctx, cb: Callback) -> None:
     await ask_question(update, context, q, source=AskSource.SEARCH, next_search=(index + 1, query))
 
 
-async def cb_ask(update: Update, context: Ctx, cb: Callback) -> None:
-    q = context.services.catalog.bank.question(cb.args[0])
+async def cb_ask(update: Update, context: Ctx, data: AskQuestion) -> None:
+    q = context.services.catalog.bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return

@@ -9,9 +9,9 @@ from collections.abc import Coroutine
 from datetime import date
 from typing import Any, Literal, cast
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputPollOption, Message, Update
 from telegram import Poll as TgPoll
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ExtBot, PollAnswerHandler
 
@@ -25,7 +25,7 @@ from bot.i18n import plural_ru, t
 from bot.services import quizzes
 from bot.services.quizzes import PERIODS
 from bot.services.quizzes import week_start as week_start  # the tests import it from here
-from bot.tg.callbacks import Callback, encode
+from bot.tg.callbacks import BoardPeriod, BoardToggle, Period
 from bot.tg.common import answer_query, check_query, command_args, is_group, reply, reply_text, user_info
 from bot.tg.context import Ctx
 from bot.tg.views import View
@@ -50,11 +50,14 @@ def post_quiz(
     return bot.send_poll(
         chat_id,
         quiz.question,
-        list(quiz.options),
+        # the poll's texts are plain: no HTML parse mode (the Defaults' one) for any of them
+        [InputPollOption(option, text_parse_mode=None) for option in quiz.options],
         is_anonymous=False,  # answers then arrive as poll_answer updates
         type=TgPoll.QUIZ,
         correct_option_ids=[cast(OptionId, quiz.correct_option)],  # PTB 22.8 deprecates correct_option_id
         explanation=quiz.explanation,
+        question_parse_mode=None,
+        explanation_parse_mode=None,
         rate_limit_args=rate_limit_args,
     )
 
@@ -179,11 +182,16 @@ def board_view(rows: list[BoardRow], period: str, lang: str, since: date | None)
         [
             [
                 InlineKeyboardButton(
-                    (mark if p == period else "") + t(lang, f"quiz.board.{p}"), callback_data=encode("top", p)
+                    (mark if p == period else "") + t(lang, f"quiz.board.{p}"),
+                    callback_data=BoardPeriod(cast(Period, p)).encode(),
                 )
                 for p in PERIODS
             ],
-            [InlineKeyboardButton(t(lang, "quiz.board.toggle"), callback_data=encode("bd", period))],
+            [
+                InlineKeyboardButton(
+                    t(lang, "quiz.board.toggle"), callback_data=BoardToggle(cast(Period, period)).encode()
+                )
+            ],
         ]
     )
     return View("\n".join(lines), keyboard)
@@ -232,33 +240,26 @@ async def _show_in_place(update: Update, context: Ctx, period: str) -> None:
         return
     view = await _board(context, chat.id, period)
     try:
-        await query.edit_message_text(
-            view.text, parse_mode=ParseMode.HTML, reply_markup=view.keyboard, disable_web_page_preview=True
-        )
+        await query.edit_message_text(view.text, reply_markup=view.keyboard)
     except BadRequest as exc:
         if "not modified" not in str(exc).lower():
             raise
 
 
-async def cb_top(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_top(update: Update, context: Ctx, data: BoardPeriod) -> None:
     """The board's "this week" / "all time" buttons: the same message shows the other period."""
-    period = cb.args[0]
-    if period not in PERIODS:
-        await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
-        return
     await answer_query(update, context)
-    await _show_in_place(update, context, period)
+    await _show_in_place(update, context, data.period)
 
 
-async def cb_board(update: Update, context: Ctx, cb: Callback) -> None:
+async def cb_board(update: Update, context: Ctx, data: BoardToggle) -> None:
     """The board's "hide / show me" button: toggles the presser, then redraws the board."""
-    period = cb.args[0] if cb.args[0] in PERIODS else "week"
     if update.effective_user is None:
         return
     opted_out = not (context.user_row.board_opt_out if context.user_row else False)
     text = await _set_opt_out(update, context, opted_out)
     await answer_query(update, context, _plain(text))
-    await _show_in_place(update, context, period)
+    await _show_in_place(update, context, data.period)
 
 
 def _plain(text: str) -> str:

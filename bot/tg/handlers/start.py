@@ -16,7 +16,7 @@ from bot.bank.markdown import escape
 from bot.db.models import AskSource
 from bot.i18n import LANGUAGES, t
 from bot.services import user_data
-from bot.tg.callbacks import Callback
+from bot.tg.callbacks import Language
 from bot.tg.common import ask_question, command_args, is_group, reply, reply_text
 from bot.tg.context import Ctx
 from bot.tg.handlers.browse import cmd_glossary, cmd_topics
@@ -68,7 +68,7 @@ async def cmd_start(update: Update, context: Ctx) -> None:
         text = t(context.lang, "deep_link_bad") + "\n\n" + text
     message = update.effective_message
     assert message is not None
-    await message.reply_text(text, parse_mode="HTML", reply_markup=main_menu(context.lang))
+    await message.reply_text(text, reply_markup=main_menu(context.lang), link_preview_options=None)
 
 
 async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
@@ -100,8 +100,8 @@ async def cmd_lang(update: Update, context: Ctx) -> None:
     await set_language(update, context, choice)
 
 
-async def cb_lang(update: Update, context: Ctx, cb: Callback) -> None:
-    await set_language(update, context, cb.args[0])
+async def cb_lang(update: Update, context: Ctx, data: Language) -> None:
+    await set_language(update, context, data.lang)
 
 
 async def set_language(update: Update, context: Ctx, lang: str) -> None:
@@ -119,7 +119,7 @@ async def set_language(update: Update, context: Ctx, lang: str) -> None:
     message = update.effective_message
     assert message is not None
     markup = main_menu(lang) if chat.type == ChatType.PRIVATE else None
-    await message.reply_text(t(lang, "lang_set"), reply_markup=markup)
+    await message.reply_text(t(lang, "lang_set"), reply_markup=markup, parse_mode=None, link_preview_options=None)
 
 
 async def on_menu_button(update: Update, context: Ctx) -> None:
