@@ -497,13 +497,25 @@ async def serve(
     stop: asyncio.Event | None = None,
 ) -> None:
     """Serve until ``stop`` is set; without one, until SIGTERM or SIGINT."""
-    services: Services = app.bot_data["services"]
     if stop is None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+    _check_mode(settings, webhook=webhook)
+    if not await _start_up(app, settings, stop):
+        return
     server: WebServer | None = None
+    polling: asyncio.Task[None] | None = None
+    try:
+        server, polling = await _open_intake(app, settings, webhook=webhook)
+        await _wait(stop, polling)
+        log.info("stopping: no new updates; finishing work in flight")
+    finally:
+        await _shut_down(app, server, polling)
+
+
+def _check_mode(settings: Settings, *, webhook: bool) -> None:
     if webhook and not settings.webhook_url:
         raise SettingsError("WEBHOOK_URL: required for --webhook (the public https URL Telegram calls)")
     if webhook and not settings.webhook_secret:
@@ -511,6 +523,13 @@ async def serve(
             "WEBHOOK_SECRET: required in webhook mode (1-256 characters A-Z a-z 0-9 _ -); "
             "without it anyone who finds the URL can post updates"
         )
+
+
+async def _start_up(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, stop: asyncio.Event) -> bool:
+    """Database first (one line and exit 2 if it cannot be used), then Telegram (retried until it
+    answers or ``stop``); then pushes, the handlers and the updates left in the inbox. False when
+    stopped before start-up finished."""
+    services: Services = app.bot_data["services"]
     try:
         await services.db.migrate()
     except DATABASE_ERRORS as exc:
@@ -524,66 +543,75 @@ async def serve(
     if not initialized:
         log.info("stopped before start-up finished")
         await _post_shutdown(app)
-        return
+        return False
     await _post_init(app)
     await app.start()
-    inbox = services.inbox
-    assert inbox is not None
-    inbox.start()
-    await inbox.replay()
-    polling: asyncio.Task[None] | None = None
-    try:
-        if webhook:
-            assert settings.webhook_url is not None and settings.webhook_secret is not None
-            secret = settings.webhook_secret.get_secret_value()
-            path = urlsplit(settings.webhook_url).path or "/"
-            server = WebServer(
-                app,
-                services,
-                listen=settings.webhook_listen,
-                port=settings.webhook_port,
-                webhook_path=path,
-                secret=secret,
-            )
-            await server.start()
-            await app.bot.set_webhook(
-                settings.webhook_url,
-                secret_token=secret,
-                allowed_updates=Update.ALL_TYPES,
-                max_connections=40,
-            )
-            log.info("webhook mode: Telegram posts updates to %s", path)
-        else:
-            if settings.metrics_port:
-                server = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
-                await server.start()
-            polling = asyncio.create_task(
-                inbox.poll(wait=int(settings.poll_timeout), heartbeat=settings.heartbeat_file), name="polling"
-            )
-            log.info("long polling started")
-        stopped = asyncio.create_task(stop.wait())
-        waits: set[asyncio.Future[Any]] = {stopped, *([polling] if polling else [])}
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        if polling is not None and polling.done() and not polling.cancelled() and polling.exception():
-            stopped.cancel()
-            raise polling.exception()  # type: ignore[misc]
-        log.info("stopping: no new updates; finishing work in flight")
-    finally:
-        if polling is not None and not polling.done():
-            polling.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await polling
-        if server is not None:
-            await server.stop()
-        processor = app.update_processor
-        if isinstance(processor, FairUpdateProcessor):
-            await processor.drain(grace=STOP_GRACE_SECONDS)
-        await app.stop()  # lets the handlers in flight finish, stops the job queue
-        await inbox.close()  # the last done marks
-        await _post_stop(app)  # finishes sends in flight, releases unsent claims
-        await app.shutdown()
-        await _post_shutdown(app)
-        log.info("stopped")
+    assert services.inbox is not None
+    services.inbox.start()
+    await services.inbox.replay()
+    return True
+
+
+async def _open_intake(
+    app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, *, webhook: bool
+) -> tuple[WebServer | None, asyncio.Task[None] | None]:
+    """The webhook (and its HTTP server), or long polling (and /metrics when asked for)."""
+    services: Services = app.bot_data["services"]
+    assert services.inbox is not None
+    if webhook:
+        assert settings.webhook_url is not None and settings.webhook_secret is not None
+        secret = settings.webhook_secret.get_secret_value()
+        path = urlsplit(settings.webhook_url).path or "/"
+        server = WebServer(
+            app, services, listen=settings.webhook_listen, port=settings.webhook_port, webhook_path=path, secret=secret
+        )
+        await server.start()
+        await app.bot.set_webhook(
+            settings.webhook_url, secret_token=secret, allowed_updates=Update.ALL_TYPES, max_connections=40
+        )
+        log.info("webhook mode: Telegram posts updates to %s", path)
+        return server, None
+    metrics: WebServer | None = None
+    if settings.metrics_port:
+        metrics = WebServer(app, services, listen=settings.webhook_listen, port=settings.metrics_port)
+        await metrics.start()
+    rounds = services.inbox.poll(wait=int(settings.poll_timeout), heartbeat=settings.heartbeat_file)
+    polling = asyncio.create_task(rounds, name="polling")
+    log.info("long polling started")
+    return metrics, polling
+
+
+async def _wait(stop: asyncio.Event, polling: asyncio.Task[None] | None) -> None:
+    """Until ``stop`` is set; a polling loop that fails for good (a revoked token) ends it too."""
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait({stopped, *([polling] if polling else [])}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if polling is not None and polling.done() and not polling.cancelled() and polling.exception():
+        raise polling.exception()  # type: ignore[misc]
+
+
+async def _shut_down(
+    app: Application[Any, Any, Any, Any, Any, Any], server: WebServer | None, polling: asyncio.Task[None] | None
+) -> None:
+    """No new updates; what waits stays in the inbox; handlers in flight get a grace period; sends
+    in flight finish and unsent claims go back."""
+    services: Services = app.bot_data["services"]
+    if polling is not None and not polling.done():
+        polling.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await polling
+    if server is not None:
+        await server.stop()
+    processor = app.update_processor
+    if isinstance(processor, FairUpdateProcessor):
+        await processor.drain(grace=STOP_GRACE_SECONDS)
+    await app.stop()  # lets the handlers in flight finish, stops the job queue
+    if services.inbox is not None:
+        await services.inbox.close()  # the last done marks
+    await _post_stop(app)  # finishes sends in flight, releases unsent claims
+    await app.shutdown()
+    await _post_shutdown(app)
+    log.info("stopped")
 
 
 def _rejected(exc: InvalidToken) -> str:
