@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -202,6 +203,20 @@ class InProcessBot(BotProcess):
             logging.getLogger().removeHandler(self._handler)
             self._handler.close()
         return 1 if self._failure else 0
+
+
+@pytest.fixture
+def own_fake() -> Iterator[FakeTelegram]:
+    """A fake server of the test's own, for tests that run their own bot."""
+    server = FakeTelegram().start()
+    yield server
+    server.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,14 +16,6 @@ from tests.fakebot import BOT_USERNAME, FakeTelegram
 pytestmark = pytest.mark.e2e
 
 FAST = {"TICK_SECONDS": "0.5", "PUSH_LEASE_SECONDS": "4", "SEND_RATE": "200"}
-
-
-@pytest.fixture
-def own_fake() -> Iterator[FakeTelegram]:
-    """A fake server of the test's own, for tests that run their own bot process."""
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
 
 
 def pushes(fake: FakeTelegram, chat_ids: set[int] | None = None) -> Counter[int]:

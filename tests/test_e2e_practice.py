@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -119,13 +118,6 @@ def test_mock_interview_report(fake: FakeTelegram, bot: BotProcess, uid: int) ->
     user.press(report, report.button("Ответ 2"))
     (ref,) = user.expect()
     assert "Эталонный ответ" in ref.text
-
-
-@pytest.fixture
-def own_fake() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
 
 
 def test_interview_survives_a_restart_and_can_be_abandoned(own_fake: FakeTelegram, tmp_path: Path) -> None:

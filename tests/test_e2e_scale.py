@@ -6,37 +6,22 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, BotProcess, InProcessBot
+from tests.conftest import ROOT, BotProcess, InProcessBot, free_port
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import TOKEN, FakeTelegram
 from tests.pg import pg_rows
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def own_fake() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http(

@@ -7,29 +7,20 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, BotProcess, InProcessBot
+from tests.conftest import ROOT, BotProcess, InProcessBot, free_port
 from tests.fakebot import TOKEN, FakeTelegram
 
 SECRET = "hook-s3cret-value"
 API_KEY = "sk-test-api-key-value-123"
-
-
-@pytest.fixture
-def own_fake() -> Iterator[FakeTelegram]:
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
 
 
 def run_bot(
@@ -62,12 +53,6 @@ def assert_no_secrets(output: str) -> None:
     assert TOKEN.split(":")[1] not in output, "the bot token leaked"
     assert SECRET not in output, "the webhook secret leaked"
     assert API_KEY not in output, "the API key leaked"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_token_the_bot_api_rejects_is_one_line(own_fake: FakeTelegram, tmp_path: Path) -> None:

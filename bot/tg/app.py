@@ -20,7 +20,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from telegram import LinkPreviewOptions, Update
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -47,13 +47,13 @@ from bot.db.engine import (
     database_problem,
     release_sender_lock,
 )
-from bot.i18n import language_from_telegram, t
+from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services.grading import build_grader
 from bot.tg import callbacks
-from bot.tg.common import answer_query, load_update_state, on_unknown_command
+from bot.tg.common import answer_query, load_update_state, on_unknown_command, tell_chat
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
 from bot.tg.inbox import Inbox
@@ -268,18 +268,6 @@ _background: set[asyncio.Task[None]] = set()
 STOP_GRACE_SECONDS = 5.0  # handlers in flight at shutdown get this long before they are cut off
 
 
-async def _tell_flood(update: Update, bot: Any, default: str) -> None:
-    chat = update.effective_chat
-    if chat is None:
-        return
-    user = update.effective_user
-    lang = language_from_telegram(user.language_code if user else None, default)
-    try:
-        await bot.send_message(chat.id, t(lang, "flood"), parse_mode=None, link_preview_options=None)
-    except TelegramError as exc:
-        log.info("could not send the flood notice to chat %s: %s", chat.id, exc)
-
-
 async def on_callback(update: Update, context: Ctx) -> None:
     query = update.callback_query
     assert query is not None
@@ -463,7 +451,7 @@ def build_application(
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed
         .build()
     )
-    processor.on_overflow = lambda update: _tell_flood(update, app.bot, settings.default_language)
+    processor.on_overflow = lambda update: tell_chat(app.bot, update, "flood", settings.default_language)
     database = db or Database(settings.database_url)
     services = Services(
         settings=settings,

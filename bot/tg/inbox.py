@@ -26,7 +26,7 @@ from telegram.ext import Application
 
 from bot.db import inbox as inbox_repo
 from bot.db.engine import DATABASE_ERRORS, Database, Session
-from bot.i18n import language_from_telegram, t
+from bot.tg.common import tell_chat
 
 log = logging.getLogger(__name__)
 
@@ -100,15 +100,11 @@ class Inbox:
         """Once per chat and outage: the database is down, the message waits and is not lost."""
         default = self.app.bot_data["services"].settings.default_language
         for update in updates:
-            chat, user = update.effective_chat, update.effective_user
+            chat = update.effective_chat
             if chat is None or chat.id in self._told or update.message is None:
                 continue
             self._told.add(chat.id)
-            lang = language_from_telegram(user.language_code if user else None, default)
-            try:
-                await self.app.bot.send_message(chat.id, t(lang, "db_wait"), parse_mode=None, link_preview_options=None)
-            except TelegramError as exc:
-                log.info("could not tell chat %s that its message waits: %s", chat.id, exc)
+            await tell_chat(self.app.bot, update, "db_wait", default)
 
     async def replay(self) -> int:
         """Queue what was taken but not handled before a stop or a crash; returns how many."""
