@@ -216,3 +216,47 @@ async def test_planner_claims_once_reclaims_released_and_reveals_once(db_url: st
         assert row is not None and (row.status, row.error, row.attempts) == ("failed", "test", 2)
         assert await deliveries.last_delivery_date(s, -61) == date(2026, 3, 2)
     await db.close()
+
+
+async def test_a_write_waiting_for_another_process_does_not_stall_other_chats(tmp_path: object) -> None:
+    """SQLite runs on the event loop: while a CLI import (another process) holds the write lock, a
+    write waits asleep, reads and other coroutines go on, and the write lands once the lock is gone."""
+    import sys
+    import time
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "bot.db"
+    db = await _db(f"sqlite:///{path}")
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", (
+            "import sqlite3, sys, time\n"
+            f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+            "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(1.5); c.execute('COMMIT')\n"
+        ),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert holder.stdout is not None and (await holder.stdout.readline()).strip() == b"locked"
+    ticks = 0
+
+    async def other_chats() -> None:
+        nonlocal ticks
+        while not written.done():
+            async with db.read() as s:  # a reader is never blocked by the writer (WAL)
+                await s.execute(select(func.count()).select_from(Answer))
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    async def write() -> float:
+        started = time.monotonic()
+        async with db.write() as s:
+            await chats.upsert_user(s, chats.UserInfo(7, "Waiter"))
+        return time.monotonic() - started
+
+    written = asyncio.ensure_future(write())
+    await asyncio.gather(written, other_chats())
+    await asyncio.wait_for(holder.wait(), 10)
+    assert written.result() >= 1.0  # it really waited for the other process
+    assert ticks >= 30  # ...without blocking the loop (a blocked loop ticks once or twice)
+    async with db.read() as s:
+        assert (await s.execute(select(func.count()).select_from(models.User))).scalar_one() == 1
+    await db.close()

@@ -1,8 +1,10 @@
 """Engine, sessions and migrations. Nothing is created at import time.
 
-SQLite: WAL, ``busy_timeout``, foreign keys; pysqlite's own transaction handling is switched off so
-that write transactions start with ``BEGIN IMMEDIATE`` (a read-then-write transaction can otherwise
-fail with SQLITE_BUSY despite the timeout), and writers inside one process queue on a lock.
+SQLite: WAL, foreign keys; pysqlite's own transaction handling is switched off so that write
+transactions start with ``BEGIN IMMEDIATE`` (a read-then-write transaction can otherwise fail with
+SQLITE_BUSY), and writers inside one process queue on a lock. Statements run on the event-loop thread
+(``bot.db.inline_sqlite``: a thread hand-off costs more than a local statement), so a connection's
+``busy_timeout`` is short and a write waits for another process's writer asleep, in ``Database.write``.
 PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the scheduler).
 """
 
@@ -10,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
@@ -20,7 +23,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -29,9 +32,13 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from bot.config import async_database_url
+from bot.db import inline_sqlite
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
+# SQLite runs on the event-loop thread (bot.db.inline_sqlite): SQLite's own wait would stall every
+# chat, so a connection waits at most this long and Database.write waits the rest asleep
+SQLITE_INLINE_BUSY_TIMEOUT_MS = 20
 MIGRATION_LOCK_KEY = 0x1B07_5EED  # pg_advisory_xact_lock key held while migrating
 
 # A unit of work's session, for code outside bot.db that passes one on (it writes no SQL itself)
@@ -64,7 +71,7 @@ def _setup_sqlite(engine: AsyncEngine) -> None:
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_INLINE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -73,12 +80,25 @@ def _setup_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        if mode == "IMMEDIATE WAIT":  # migrations at start-up: nothing else runs yet, so block
+            conn.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            try:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            finally:
+                conn.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_INLINE_BUSY_TIMEOUT_MS}")
+            return
         conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def _is_locked(exc: OperationalError) -> bool:
+    return "locked" in str(exc.orig) or "busy" in str(exc.orig)
 
 
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     url = async_database_url(url)
     if url.startswith("sqlite"):
+        inline_sqlite.register()
+        url = url.replace("sqlite+aiosqlite://", f"{inline_sqlite.DIALECT}://", 1)
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             with contextlib.suppress(OSError):  # if it cannot be made, connecting says so (one line)
@@ -103,7 +123,6 @@ class Database:
         self.engine = make_engine(self.url, **engine_kwargs)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
         writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
-        self._writer = writer
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(writer, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -119,10 +138,11 @@ class Database:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
-        async with self._write_lock or contextlib.nullcontext(), self._write() as session:
+        async with self._write_lock or contextlib.nullcontext():
             undo: Callable[[], None] | None = None
             try:
-                async with session.begin():
+                async with AsyncExitStack() as transaction:
+                    session = await self._begin_write(transaction)
                     yield session
                     if self.piggyback is not None:
                         undo = await self.piggyback(session)
@@ -131,21 +151,38 @@ class Database:
                     undo()
                 raise
 
+    async def _begin_write(self, stack: AsyncExitStack) -> AsyncSession:
+        """A session in a started write transaction. On SQLite ``BEGIN IMMEDIATE`` waits for
+        another process's writer (a CLI import, a second bot) asleep, so other chats go on."""
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while True:
+            attempt = AsyncExitStack()
+            session = await attempt.enter_async_context(self._write())
+            await attempt.enter_async_context(session.begin())
+            try:
+                if self.is_sqlite:
+                    await session.connection()  # emits BEGIN IMMEDIATE now, not at the first statement
+            except OperationalError as exc:
+                await attempt.__aexit__(type(exc), exc, exc.__traceback__)
+                if not _is_locked(exc) or time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                continue
+            stack.push_async_exit(attempt)
+            return session
+
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock
         makes instances that start together migrate one after another."""
-        try:
-            async with self._writer.begin() as conn:
-                if not self.is_sqlite:
-                    await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-                await conn.run_sync(_upgrade)
-                # a real (unchanging) write: a database that cannot be written fails here, at start
-                await conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
-        except DATABASE_ERRORS:
-            # aiosqlite stops a connection that failed to open on its worker thread, which reports
-            # back to this loop: let it, or it prints a traceback once the loop is closed.
-            await asyncio.sleep(0.1)
-            raise
+        migrator = self.engine.execution_options(sqlite_begin="IMMEDIATE WAIT") if self.is_sqlite else self.engine
+        async with migrator.begin() as conn:
+            if not self.is_sqlite:
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            await conn.run_sync(_upgrade)
+            # a real (unchanging) write: a database that cannot be written fails here, at start
+            await conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
 
     async def ping(self) -> bool:
         try:
