@@ -27,6 +27,7 @@ lines as an interviewer's correct / partially correct / incorrect.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -153,6 +154,25 @@ class Grade:
 def matcher_for(lexicon: Lexicon | None) -> Matcher:
     """The compiled matcher of a bank's lexicon (built once per bank)."""
     return Matcher(lexicon)
+
+
+WARM_PHRASES: Final = 40_000  # prepared ahead at most (a shipped bank has ~10k; each costs ~2.5 KB)
+
+
+def warm_up(questions: Iterable[Question], lexicon: Lexicon | None) -> Iterator[int]:
+    """Prepare the matcher and the match phrases of ``questions`` ahead of their first answer
+    (a cold phrase costs ~0.15 ms of morphology, a cold answer ~40 ms, a warm one ~0.5 ms).
+    One question per step; yields the phrases prepared so far; stops at ``WARM_PHRASES``."""
+    matcher = matcher_for(lexicon)
+    done = 0
+    for question in questions:
+        for phrases in (*(k.match for k in question.key_points), *(m.match for m in question.misconceptions)):
+            for phrase in phrases:
+                matcher.phrase(phrase)
+            done += len(phrases)
+        yield done
+        if done >= WARM_PHRASES:
+            return
 
 
 def looks_stuffed(text: str) -> bool:

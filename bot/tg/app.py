@@ -51,6 +51,7 @@ from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
+from bot.services import grading
 from bot.services.grading import build_grader
 from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, on_unknown_command, tell_chat
@@ -418,6 +419,8 @@ async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     services: Services = app.bot_data["services"]
+    if services.warm_up is not None:
+        services.warm_up.cancel()
     await services.db.close()
     if services.db.is_sqlite:
         release_sender_lock(services.db.url)
@@ -537,6 +540,7 @@ async def _start_up(app: Application[Any, Any, Any, Any, Any, Any], settings: Se
     assert services.inbox is not None
     services.inbox.start()
     await services.inbox.replay()
+    services.warm_up = asyncio.create_task(grading.warm_up(services.catalog.bank), name="grader warm-up")
     return True
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ class Services:
     metrics: Metrics | None = None
     grader: KeywordGrader = field(default_factory=KeywordGrader)
     inbox: Inbox | None = None
+    warm_up: asyncio.Task[None] | None = None  # the grader's phrases prepared after start-up
 
     @property
     def catalog(self) -> Catalog:
