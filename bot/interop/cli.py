@@ -179,14 +179,16 @@ def cmd_practice(args: argparse.Namespace) -> int:
     if args.topic:
         topic = find_topic(bank, args.topic)
         if topic is None:
-            known = "\n".join(f"  {t.id:<14} {t.title_ru}" for t in bank.topics)
-            return _fail(f"нет темы «{args.topic}». Темы:\n{known}", EXIT_USAGE)
+            known = "\n".join(f"  {t.id:<14} {t.title(args.lang)}" for t in bank.topics)
+            return _fail(f"no topic '{args.topic}'; the topics are:\n{known}", EXIT_USAGE)
     if args.n < 1:
         return _fail("--n must be at least 1", EXIT_USAGE)
     from bot.services.grading import build_grader
 
     grader = build_grader(settings, bank.lexicon)
-    run_practice(bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader)
+    run_practice(
+        bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader, lang=args.lang
+    )
     return 0
 
 
@@ -240,5 +242,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     practice.add_argument("--topic", help="a topic id or title")
     practice.add_argument("--n", type=int, default=5, help="how many questions (default: %(default)s)")
     practice.add_argument("--tasks", action="store_true", help="include practice tasks")
+    practice.add_argument(
+        "--lang", choices=("en", "ru"), default="en", help="the language of the session's texts (default: en)"
+    )
     practice.add_argument("--bank", help="bank folder or file (default: BANK_PATH or the bundled bank)")
     practice.set_defaults(func=cmd_practice)
