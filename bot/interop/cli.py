@@ -141,7 +141,7 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 
 
 def cmd_export_csv(args: argparse.Namespace) -> int:
-    from bot.interop.csv_io import write_csv
+    from bot.interop.csv_io import has_depth, write_csv
 
     bank = _export_bank(args)
     if bank is None:
@@ -162,6 +162,13 @@ def cmd_export_csv(args: argparse.Namespace) -> int:
         print(f"Wrote {out}: {rows} questions.", file=sys.stderr)
     for warning in warnings:
         print(f"warning: {warning} — the CSV will not re-import it unchanged", file=sys.stderr)
+    deep = sum(1 for q in questions if has_depth(q))
+    if deep:
+        print(
+            f"note: the details, follow-ups and context lines of {deep} question(s) are not in the CSV "
+            "(it has the card, key points and terms); the YAML bank and the Anki deck carry them",
+            file=sys.stderr,
+        )
     return 0
 
 
