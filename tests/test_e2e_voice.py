@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import BotProcess, InProcessBot
 from tests.fake_stt import FakeSTT
-from tests.fakebot import FakeTelegram
+from tests.fakebot import BOT_USERNAME, FakeTelegram
 from tests.speech import speech
 
 pytestmark = pytest.mark.e2e
@@ -133,3 +133,143 @@ def test_with_stt_off_a_voice_answer_gets_one_line_and_the_question_stays(
         assert line.text.startswith("🎙 Voice answers are off on this bot — please type your answer")
     finally:
         assert bot.stop() == 0
+
+
+def test_a_voice_reply_in_a_group_is_transcribed_for_its_author(
+    fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, audio_dir: Path
+) -> None:
+    chat = fake.group(-7301)
+    anna = fake.user(7301, "Anna").in_chat(chat)
+    boris = fake.user(7302, "Boris", language_code="en").in_chat(chat)
+    anna.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = anna.expect()
+    audio, seconds = speech(ANSWER, audio_dir)
+    boris.send_voice(audio, seconds)  # not a reply: ordinary chatter, not for the bot
+    assert boris.quiet() == []
+    voice_id = boris.send_voice(audio, seconds, reply_to=q.message_id)
+    (status,) = boris.expect()
+    assert status.params["reply_parameters"]["message_id"] == voice_id  # quoted: whose answer it is
+    fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the transcript and its feedback")
+    assert status.text.startswith("🎙 Расшифровка:\n" + ANSWER)
+    assert stt.requests[-1]["fields"]["language"] == "ru"  # the group's language, not Boris's Telegram one
+    assert voice_bot.rows("select user_id, text, stt_backend from answers where chat_id = ?", -7301) == [
+        (7302, ANSWER, "openai")
+    ]
+
+
+def test_a_mock_interview_answered_by_voice_moves_on(
+    fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, audio_dir: Path, uid: int
+) -> None:
+    user = fake.user(uid)
+    user.send("/interview 2 lora")
+    _intro, q1 = user.expect(2)
+    assert "Интервью · вопрос 1/2" in q1.text
+    spoken = (
+        "LoRA замораживает исходные веса и обучает низкоранговую добавку B·A ранга r, "
+        "так что обучаемых параметров r·(d+k) вместо d·k."
+    )
+    stt.transcript = spoken
+    audio, seconds = speech(spoken, audio_dir)
+    user.send_voice(audio, seconds, kind="video_note")
+    status, q2 = user.expect(2)
+    assert status.text.startswith("🎙 Расшифровка:\n" + spoken)
+    assert "Интервью · вопрос 1/2" in status.text and "Оценка:" in status.text
+    assert "Интервью · вопрос 2/2" in q2.text
+    assert stt.requests[-1]["fields"]["file"]["filename"].endswith(".mp4")
+    items = voice_bot.rows(
+        "select i.coverage from interview_items i join interviews v on v.id = i.interview_id "
+        "where v.user_id = ? order by i.position", uid,
+    )  # fmt: skip
+    assert items[0][0] is not None and items[1][0] is None
+    stt.transcript = "Не знаю."
+    user.send_voice(audio, seconds, kind="audio")
+    _status, report = user.expect(2)
+    assert "Итоги интервью · 2 вопроса" in report.text
+    assert voice_bot.rows("select count(*) from answers where user_id = ? and voice_file_id is not null", uid) == [(2,)]
+
+
+@pytest.mark.parametrize(
+    ("mode", "line"),
+    [
+        ("500", "🎙 Не получилось расшифровать голосовое — сервис распознавания недоступен."),
+        ("garbage", "🎙 Не получилось расшифровать голосовое — сервис распознавания недоступен."),
+        ("slow", "🎙 Не успел расшифровать голосовое — сервис распознавания не ответил вовремя."),
+        ("empty", "🎙 В записи не слышно слов — возможно, выключен микрофон."),
+    ],
+)
+def test_a_failed_transcription_says_why_and_the_question_stays_pending(
+    fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, audio_dir: Path, uid: int, mode: str, line: str
+) -> None:
+    user = fake.user(uid)
+    user.send("/q 463")
+    user.expect()
+    stt.mode, stt.delay = mode, 3.0
+    audio, seconds = speech(ANSWER, audio_dir)
+    user.send_voice(audio, seconds)
+    (status,) = user.expect()
+    fake.wait_for(lambda: status.text != "🎙 Расшифровываю…", 10, what="the failure line")
+    assert status.text.startswith(line) and status.text.endswith("вопрос ждёт.")
+    assert voice_bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]
+    used = voice_bot.rows("select count from stt_usage where user_id = ?", uid)
+    assert used == ([(1,)] if mode == "empty" else [(0,)])  # the service's failure is not counted
+    stt.mode = "ok"
+    user.send(ANSWER)  # the question is still pending
+    (feedback,) = user.expect()
+    assert "Оценка:" in feedback.text
+
+
+def test_too_long_and_too_big_are_refused_before_downloading(
+    fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, uid: int
+) -> None:
+    user = fake.user(uid, language_code="en")
+    user.send("/q 463")
+    user.expect()
+    requests = len(stt.requests)
+    user.send_voice(b"OggS long", 61)  # STT_MAX_SECONDS=60 for this bot
+    (line,) = user.expect()
+    assert line.text.startswith("🎙 The voice message is longer than 60 s (61 s), too long to transcribe.")
+    user.send_voice(b"OggS big", 50, kind="audio", file_size=21 * 1024 * 1024)
+    (line,) = user.expect()
+    assert line.text.startswith("🎙 The file is over 20 MB, which Telegram does not let bots download.")
+    # Telegram may not tell the size in the message; then getFile refuses and the user hears the same
+    big = b"OggS" + bytes(20 * 1024 * 1024)
+    user.send_voice(big, 50, file_size=0)
+    (status,) = user.expect()
+    fake.wait_for(lambda: status.text.startswith("🎙 The file is over 20 MB"), 10, what="the size line")
+    assert len(stt.requests) == requests and voice_bot.rows("select count(*) from answers where user_id = ?", uid) == [
+        (0,)
+    ]
+
+
+def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
+    fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, audio_dir: Path, uid: int
+) -> None:
+    user = fake.user(uid)
+    audio, seconds = speech(ANSWER, audio_dir)
+    for _ in range(4):  # STT_DAILY_LIMIT=4 for this bot
+        user.send("/q 463")
+        user.expect()
+        user.send_voice(audio, seconds)
+        (status,) = user.expect()
+        fake.wait_for(lambda status=status: "Оценка:" in status.text, 10, what="a transcript")  # type: ignore[misc]
+    user.send("/q 463")
+    user.expect()
+    user.send_voice(audio, seconds)
+    (line,) = user.expect()
+    assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан (4 в день). Напишите ответ текстом")
+    # /export has the transcripts; /forget deletes them, but not the day's count
+    user.send("/export")
+    (doc,) = user.expect()
+    md = doc.params["document"]["content"].decode("utf-8")
+    assert md.count(f"> {ANSWER}") == 4 and md.count(f"🎙 голосом, {seconds} с (текст — расшифровка)") == 4
+    user.send("/forget")
+    (confirm,) = user.expect()
+    user.press(confirm, confirm.buttons()[0][1])
+    user.expect()
+    assert voice_bot.rows("select count(*) from answers where user_id = ?", uid) == [(0,)]
+    assert voice_bot.rows("select count from stt_usage where user_id = ?", uid) == [(4,)]
+    user.send("/q 463")
+    user.expect()
+    user.send_voice(audio, seconds)
+    (line,) = user.expect()
+    assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан")
