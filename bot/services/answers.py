@@ -57,7 +57,7 @@ async def record_answer(
         again = previous is not None and previous.ask_id == ask.id
         answer = await answers.add_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (),
+            text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
         )  # fmt: skip
         if grade is not None:
             await cards.review_card(session, user_id, question_id, self_grade=None, coverage=grade.score, now=now)
