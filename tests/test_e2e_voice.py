@@ -6,6 +6,7 @@ line, and STT=off. (Its own module: its own fake Telegram for its own bots.)"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -273,3 +274,93 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.send_voice(audio, seconds)
     (line,) = user.expect()
     assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан")
+
+
+class _Segment:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class SlowWhisper:
+    """Stands in for faster-whisper's model: blocks its thread for ``seconds`` (as a real model
+    computing for minutes would), then returns what it "heard"."""
+
+    loads = 0
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls: list[dict[str, object]] = []
+
+    def transcribe(self, audio: object, **options: object) -> tuple[list[_Segment], object]:
+        self.calls.append({"audio": audio, **options})
+        time.sleep(self.seconds)
+        return [_Segment(" Активации не храним,"), _Segment(" а пересчитываем на обратном проходе. ")], None
+
+
+def test_a_slow_local_transcription_does_not_hold_up_other_chats(
+    own_fake: FakeTelegram, audio_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """STT=local runs faster-whisper in a worker thread: while one user's voice is transcribed
+    (3 s of blocking work), another chat's /q is answered in under a second."""
+    from bot.services import voice
+
+    model = SlowWhisper(3.0)
+    loads: list[tuple[str, str, str]] = []
+
+    def load(name: str, device: str, compute_type: str) -> SlowWhisper:
+        loads.append((name, device, compute_type))
+        return model
+
+    monkeypatch.setattr(voice, "load_whisper_model", load)
+    env = {"STT": "local", "WHISPER_MODEL": str(tmp_path / "model"), "STT_TIMEOUT": "30"}
+    bot = InProcessBot(own_fake, tmp_path, env).start()
+    try:
+        assert loads == []  # the model loads on the first voice answer, not at start
+        anna, boris = own_fake.user(8101), own_fake.user(8102)
+        anna.send("/q 463")
+        anna.expect()
+        audio, seconds = speech(ANSWER, audio_dir)
+        anna.send_voice(audio, seconds)
+        (status,) = anna.expect()
+        own_fake.wait_for(lambda: len(model.calls) == 1, 5, what="the transcription to start")
+        started = time.monotonic()
+        boris.send("/q")
+        boris.expect(timeout=5)
+        assert time.monotonic() - started < 1.0, "another chat waited for the transcription"
+        assert "Расшифровываю" in status.text  # still transcribing when Boris got his question
+        own_fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the transcript")
+        assert status.text.startswith("🎙 Расшифровка:\nАктивации не храним, а пересчитываем на обратном проходе.")
+        assert model.calls[0]["language"] == "ru" and model.calls[0]["vad_filter"] is True
+        assert bot.rows("select stt_backend from answers where user_id = 8101") == [("local",)]
+        anna.send("/q 463")
+        anna.expect()
+        model.seconds = 0.0
+        anna.send_voice(audio, seconds)
+        (second,) = anna.expect()
+        own_fake.wait_for(lambda: "Оценка:" in second.text, 10, what="the second transcript")
+        assert loads == [(str(tmp_path / "model"), "cpu", "int8")]  # loaded once
+    finally:
+        assert bot.stop() == 0
+
+
+def test_real_faster_whisper_transcribes_real_speech(audio_dir: Path) -> None:
+    """Runs where WHISPER_MODEL names a local faster-whisper model folder (no download in tests)."""
+    import asyncio
+    import importlib.util
+    import os
+
+    folder = os.environ.get("WHISPER_MODEL", "")
+    if not folder or not Path(folder).is_dir() or importlib.util.find_spec("faster_whisper") is None:
+        pytest.skip(
+            "needs a local faster-whisper model: pip install -e '.[voice]' and set WHISPER_MODEL to a model "
+            "folder (e.g. a download of Systran/faster-whisper-tiny), then run pytest tests/test_e2e_voice.py -k real"
+        )
+    from bot.services.voice import LocalWhisper
+
+    audio, _seconds = speech("Градиентный спуск обновляет веса модели.", audio_dir)
+    whisper = LocalWhisper(folder)
+    try:
+        text = asyncio.run(whisper.transcribe(audio, filename="voice.ogg", mime="audio/ogg", language="ru"))
+    finally:
+        whisper.close()
+    assert any(word in text.lower() for word in ("градиент", "спуск", "веса", "модел")), text
