@@ -256,7 +256,8 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.send("/q 463")
     user.expect()
     user.send_voice(audio, seconds)
-    (line,) = user.expect()
+    (line,) = user.expect()  # «🎙 Расшифровываю…», edited into the line
+    fake.wait_for(lambda: "лимит" in line.text, 10, what="the daily limit line")
     assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан (4 в день). Напишите ответ текстом")
     # /export has the transcripts; /forget deletes them, but not the day's count
     user.send("/export")
@@ -273,7 +274,7 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.expect()
     user.send_voice(audio, seconds)
     (line,) = user.expect()
-    assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан")
+    fake.wait_for(lambda: line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан"), 10, what="the limit")
 
 
 class _Segment:
