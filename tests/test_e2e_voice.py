@@ -365,3 +365,33 @@ def test_real_faster_whisper_transcribes_real_speech(audio_dir: Path) -> None:
     finally:
         whisper.close()
     assert any(word in text.lower() for word in ("градиент", "спуск", "веса", "модел")), text
+
+
+def test_with_the_llm_examiner_the_transcript_stays_while_it_checks(
+    own_fake: FakeTelegram, stt: FakeSTT, audio_dir: Path, tmp_path: Path, uid: int
+) -> None:
+    from tests.fake_openai import FakeOpenAI
+
+    llm = FakeOpenAI().start()
+    env = {
+        "STT": "openai", "STT_BASE_URL": stt.url, "STT_API_KEY": str(stt.api_key),
+        "GRADER": "llm", "LLM_BASE_URL": llm.url, "LLM_API_KEY": str(llm.api_key), "LLM_MODEL": "m",
+    }  # fmt: skip
+    bot = InProcessBot(own_fake, tmp_path, env).start()
+    try:
+        llm.mode, llm.delay = "slow", 1.0
+        user = own_fake.user(uid)
+        user.send("/q 463")
+        user.expect()
+        audio, seconds = speech(ANSWER, audio_dir)
+        user.send_voice(audio, seconds)
+        (status,) = user.expect()
+        own_fake.wait_for(lambda: "⏳ Проверяю…" in status.text, 10, what="the transcript while checking")
+        assert status.text.startswith("🎙 Расшифровка:\n" + ANSWER)
+        own_fake.wait_for(lambda: "Оценка: 82/100" in status.text, 10, what="the examiner's verdict")
+        assert status.text.startswith("🎙 Расшифровка:\n" + ANSWER) and "Комментарий экзаменатора:" in status.text
+        assert ANSWER in str(llm.requests[-1]["body"])  # the transcript is what the examiner grades
+        assert bot.rows("select coverage, stt_backend from answers where user_id = ?", uid) == [(0.82, "openai")]
+    finally:
+        assert bot.stop() == 0
+        llm.stop()
