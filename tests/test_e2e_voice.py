@@ -256,9 +256,9 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.send("/q 463")
     user.expect()
     user.send_voice(audio, seconds)
-    (line,) = user.expect()  # «🎙 Расшифровываю…», edited into the line
-    fake.wait_for(lambda: "лимит" in line.text, 10, what="the daily limit line")
-    assert line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан (4 в день). Напишите ответ текстом")
+    (line,) = user.expect()  # «🎙 Расшифровываю…», edited into the refusal
+    limit = "🎙 На сегодня лимит расшифровок исчерпан (4 в день). Напишите ответ текстом"
+    fake.wait_for(lambda: line.text.startswith(limit), 10, what="the daily limit line")
     # /export has the transcripts; /forget deletes them, but not the day's count
     user.send("/export")
     (doc,) = user.expect()
@@ -274,7 +274,7 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.expect()
     user.send_voice(audio, seconds)
     (line,) = user.expect()
-    fake.wait_for(lambda: line.text.startswith("🎙 На сегодня лимит расшифровок исчерпан"), 10, what="the limit")
+    fake.wait_for(lambda: line.text.startswith(limit), 10, what="the daily limit line after /forget")
 
 
 class _Segment:

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -310,6 +311,7 @@ class Interview(Base):
     topics: Mapped[str] = mapped_column(BoundedString(256), default="")
     size: Mapped[int] = mapped_column(Integer)
     time_limit: Mapped[int | None] = mapped_column(Integer)  # seconds per question
+    deep: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())  # bank follow-ups asked
     position: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -129,6 +129,7 @@ class Submitted:
     interview: tuple[Interview, InterviewItem] | None = None
     follow_up: str = ""
     follow_up_saved: bool = False
+    follow_up_reference: str = ""  # the bank's short answer to the follow-up just answered
     answer_id: int | None = None  # the stored answer (None for a follow-up's answer)
 
 
@@ -153,7 +154,8 @@ async def submit(
     pending = await interviews.pending_follow_up(db, ask=ask, user_id=user_id)
     if pending is not None:
         await interviews.answer_follow_up(db, *pending, text, now=clock())
-        return Submitted(follow_up_saved=True, interview=pending)
+        reference = interviews.follow_up_reference(bank.question(pending[1].question_id), pending[1].follow_up)
+        return Submitted(follow_up_saved=True, interview=pending, follow_up_reference=reference)
     if grader.name == "keywords":
         outcome = Outcome(grader.grade_sync(question, text, bank.lexicon))
         recorded = await record_answer(
@@ -170,7 +172,9 @@ async def submit(
         outcome = await grader.grade(question, text, lang=lang, user_key=str(user_id), lexicon=bank.lexicon)
         await apply_grade(db, answer=recorded.answer, grade=outcome.grade, now=clock())
     if recorded.interview is not None and interviews.is_current(*recorded.interview, user_id):
-        follow_up = await interviews.record_answer(db, *recorded.interview, outcome.grade, now=clock())
+        follow_up = await interviews.record_answer(
+            db, *recorded.interview, outcome.grade, now=clock(), question=question
+        )
         return Submitted(recorded.again, outcome, recorded.interview, follow_up, answer_id=recorded.answer.id)
     return Submitted(recorded.again, outcome, answer_id=recorded.answer.id)
 

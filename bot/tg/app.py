@@ -92,6 +92,7 @@ def _on(
 CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
     [
         _on(callbacks.Reveal, questions.cb_reveal),
+        _on(callbacks.Details, questions.cb_details),
         _on(callbacks.QuestionTerms, questions.cb_glossary),
         _on(callbacks.Next, questions.cb_next),
         _on(callbacks.SearchResult, questions.cb_search_result),

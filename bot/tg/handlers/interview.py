@@ -77,7 +77,8 @@ def started_text(bank: Bank, request: interviews.Request, size: int, lang: str) 
     return t(
         lang, "interview.started", size=count_questions(size, lang),
         topics=t(lang, "interview.topics_label", topics=names) if request.topics else "",
-        limit=f" · ⏱ {_clock(request.time_limit)}" if request.time_limit else "",
+        limit=(f" · ⏱ {_clock(request.time_limit)}" if request.time_limit else "")
+        + (t(lang, "interview.deep_label") if request.deep else ""),
     )  # fmt: skip
 
 
@@ -108,7 +109,10 @@ async def after_interview_answer(
     interview, item = done.interview
     lang = context.lang
     if done.follow_up_saved:
-        shown = await show(update, View(prefix + t(lang, "interview.follow_up_saved")), status)
+        saved = t(lang, "interview.follow_up_saved")
+        if done.follow_up_reference:
+            saved += "\n" + t(lang, "interview.follow_up_reference", answer=escape(done.follow_up_reference))
+        shown = await show(update, View(prefix + saved), status)
         await _ask_current(update, context, interview)
         return shown
     assert done.outcome is not None

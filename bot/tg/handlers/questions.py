@@ -16,6 +16,7 @@ from bot.services import answers, asking, revealing
 from bot.tg.callbacks import (
     AskQuestion,
     ConfirmShort,
+    Details,
     DropShort,
     Next,
     NextSearchResult,
@@ -40,6 +41,7 @@ from bot.tg.views import (
     View,
     answer_views,
     confirm_short_view,
+    details_views,
     feedback_view,
     my_answer_view,
     nothing_found_view,
@@ -301,6 +303,16 @@ async def cb_reveal(update: Update, context: Ctx, data: Reveal) -> None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
     await reveal(update, context, q)
+
+
+async def cb_details(update: Update, context: Ctx, data: Details) -> None:
+    q = context.services.catalog.bank.question(data.question_id)
+    chat = update.effective_chat
+    if q is None or not q.details or chat is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    for view in details_views(q, context.lang):
+        await send_view(context, chat.id, view)
 
 
 async def cb_glossary(update: Update, context: Ctx, data: QuestionTerms) -> None:

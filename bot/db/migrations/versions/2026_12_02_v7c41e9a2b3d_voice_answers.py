@@ -1,7 +1,7 @@
 """voice answers: the voice's file id, length, STT backend and transcript message on answers; stt_usage
 
 Revision ID: v7c41e9a2b3d
-Revises: b3f1c2d4e5a6
+Revises: d1e2e9f0a1b2
 Create Date: 2026-12-02 01:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "v7c41e9a2b3d"
-down_revision: str | None = "b3f1c2d4e5a6"
+down_revision: str | None = "d1e2e9f0a1b2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
