@@ -145,3 +145,20 @@ def test_limits_and_the_daily_count(db: Database) -> None:
     calls = backend.calls
     assert _run(voice, short) == "refused: daily_limit" and backend.calls == calls
     assert _run(voice, short, user_id=2) == "refused: empty"  # per user
+
+
+def test_a_transcription_cut_off_at_shutdown_is_not_counted(db: Database) -> None:
+    voice = VoiceAnswers(db, Scripted(delay=5.0), daily_limit=5, timeout=10)
+
+    async def download() -> bytes:
+        return b"OggS"
+
+    async def go() -> None:
+        task = asyncio.create_task(voice.transcribe(Audio("f", 3, 10), download, user_id=1, language="ru", now=NOW))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert _used(db) == 0  # the update is handled again after the restart and counted then
