@@ -104,6 +104,9 @@ def test_a_voice_answer_in_a_private_chat_is_transcribed_graded_and_kept(
 
 def test_a_voice_without_a_question_asks_for_one(fake: FakeTelegram, voice_bot: BotProcess, uid: int) -> None:
     user = fake.user(uid)
+    user.send("/help")
+    (help_text,) = user.expect()
+    assert "🎙 Можно отвечать и голосовым (или кружочком) до 60 с" in help_text.text
     user.send_voice(b"OggS-not-needed", 3)
     (reply,) = user.expect()
     assert reply.text == "Чтобы ответить, сначала получите вопрос: /q или /topics."
@@ -123,6 +126,9 @@ def test_with_stt_off_a_voice_answer_gets_one_line_and_the_question_stays(
         (line,) = user.expect()
         assert line.text == ("🎙 Голосовые ответы на этом боте выключены — напишите ответ текстом, вопрос ждёт.")
         assert own_fake.calls_of("getFile") == [] and bot.rows("select count(*) from answers") == [(0,)]
+        user.send("/help")
+        (help_text,) = user.expect()
+        assert "голосов" not in help_text.text  # voice answers are not offered where they are off
         user.send(ANSWER)  # the question is still pending: the typed answer is taken
         (feedback,) = user.expect()
         assert "Оценка:" in feedback.text
