@@ -13,7 +13,8 @@ from bot.config import SettingsError, load_settings
 
 ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
             "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "STT", "STT_BASE_URL",
-            "STT_API_KEY", "STT_MODEL", "STT_MAX_SECONDS", "STT_DAILY_LIMIT", "STT_TIMEOUT", "WHISPER_MODEL")  # fmt: skip
+            "STT_API_KEY", "STT_MODEL", "STT_MAX_SECONDS", "STT_DAILY_LIMIT", "STT_TIMEOUT", "WHISPER_MODEL",
+            "WEBAPP_URL", "WEBAPP_SHORT_NAME", "WEBAPP_AUTH_MAX_AGE", "WEBAPP_DEV")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +29,7 @@ def test_defaults() -> None:
     assert s.telegram_api_url == "https://api.telegram.org"
     assert s.database_url.startswith("sqlite+aiosqlite:///") and s.database_url.endswith("interview-bot.db")
     assert (s.default_timezone, s.default_language, s.admin_ids) == ("Europe/Moscow", "ru", frozenset())
+    assert (s.webapp_url, s.webapp_short_name, s.webapp_auth_max_age, s.webapp_dev) == (None, None, 86_400, False)
 
 
 def test_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,6 +61,11 @@ def test_dotenv_file(tmp_path: Path) -> None:
         ("STT_MAX_SECONDS", "0", "STT_MAX_SECONDS: Input should be greater than or equal to 1"),
         ("STT_DAILY_LIMIT", "many", "STT_DAILY_LIMIT: Input should be a valid integer"),
         ("STT_TIMEOUT", "-1", "STT_TIMEOUT: Input should be greater than 0"),
+        ("WEBAPP_URL", "http://bot.example.org/app/", "WEBAPP_URL: must start with https://"),
+        ("WEBAPP_SHORT_NAME", "my app!", "WEBAPP_SHORT_NAME: expected the Mini App's short name"),
+        ("WEBAPP_AUTH_MAX_AGE", "0", "WEBAPP_AUTH_MAX_AGE: "),
+        ("WEBAPP_AUTH_MAX_AGE", "a day", "WEBAPP_AUTH_MAX_AGE: "),
+        ("WEBAPP_DEV", "maybe", "WEBAPP_DEV: "),
     ],
 )
 def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str) -> None:
