@@ -48,7 +48,7 @@ def test_search_understands_morphology_and_transliteration() -> None:
 
     assert top("чекпоинт")[:2] == top("чекпоинтов")[:2] == top("checkpointing")[:2]
     assert "q465" in top("gradient checkpointing deepspeed")[:1]
-    assert top("квантизация")[0] == "speedup-04"
+    assert "speedup-04" in top("квантизация")  # with the coding task and the serving questions on it
     assert CATALOG.search.search("") == [] and CATALOG.search.search("zzzqqq") == []
 
 

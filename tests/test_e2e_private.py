@@ -92,7 +92,7 @@ def test_q_by_topic_words_and_no_repeats(fake: FakeTelegram, bot: BotProcess, ui
     assert "новый круг" in q.text
     user.send("/q kv cache")
     (q,) = user.expect()
-    assert "KV cache" in q.text
+    assert "KV cache" in q.text or "KV-кэш" in q.text
     user.send("/q 99999")
     (msg,) = user.expect()
     assert "Вопроса «99999» нет в банке" in msg.text
