@@ -17,6 +17,7 @@ BENCHMARKS = {
     "memory": "RSS of the running bot: shipped bank, 100k users, 10k-question bank",
     "startup": "process start → first update answered",
     "bankload": "load_bank on a 10,000-question YAML bank: parse vs validation",
+    "webapp": "the Mini App's API with 10,000 answers for one user: p50/p95 per endpoint",
 }
 
 

@@ -7,6 +7,7 @@ variable (:class:`SettingsError`), which the CLI prints before exiting with code
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
@@ -103,6 +104,31 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https:// (e.g. https://api.openai.com/v1)")
         return value.rstrip("/")
+
+    # The Mini App (served at /app/ by the HTTP server of the webhook or METRICS_PORT)
+    webapp_url: str | None = None  # its public https address, e.g. https://bot.example.org/app/
+    webapp_short_name: str | None = None  # the short name given to @BotFather /newapp (group links)
+    webapp_auth_max_age: int = Field(default=86_400, ge=60, le=30 * 86_400)  # seconds initData stays valid
+    webapp_dev: bool = False  # local development only: /app/ signs requests itself as a test user
+
+    @field_validator("webapp_url")
+    @classmethod
+    def _check_webapp_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith("https://"):
+            raise ValueError("must start with https:// (Telegram opens Mini Apps over HTTPS only)")
+        return value.strip()
+
+    @field_validator("webapp_short_name")
+    @classmethod
+    def _check_short_name(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not re.fullmatch(r"[A-Za-z0-9_]{3,30}", value):
+            raise ValueError("expected the Mini App's short name from @BotFather /newapp (3-30 of A-Z a-z 0-9 _)")
+        return value
 
     @field_validator("llm_base_url")
     @classmethod

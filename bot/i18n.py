@@ -68,3 +68,21 @@ def count_questions(n: int, lang: str) -> str:
     if lang == "en":
         return f"{n} question{'s' if n != 1 else ''}"
     return f"{n} {plural_ru(n, 'вопрос', 'вопроса', 'вопросов')}"
+
+
+def section(lang: str, key: str) -> dict[str, str]:
+    """Every string under ``key`` in ``lang`` (Russian where ``lang`` lacks one), flattened to
+    dotted keys: what the Mini App's page shows, handed to it in one piece."""
+    lang = lang if lang in LANGUAGES else "ru"
+
+    def flat(node: Any, prefix: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if isinstance(node, dict):
+            for k, v in node.items():
+                out.update(flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        elif isinstance(node, str):
+            out[prefix] = node
+        return out
+
+    base = flat(_catalog("ru").get(key), "")
+    return base if lang == "ru" else {**base, **flat(_catalog(lang).get(key), "")}

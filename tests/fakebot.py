@@ -46,7 +46,7 @@ INT_FIELDS = {
 JSON_FIELDS = {
     "reply_markup", "entities", "commands", "allowed_updates", "options", "reply_parameters",
     "link_preview_options", "scope", "correct_option_ids", "caption_entities",
-    "explanation_entities", "question_entities", "results", "button",
+    "explanation_entities", "question_entities", "results", "button", "menu_button",
 }  # fmt: skip
 BOOL_FIELDS = {
     "disable_web_page_preview", "disable_notification", "is_anonymous", "show_alert",
@@ -143,6 +143,7 @@ class Chat:
     type: str
     title: str | None = None
     admins: set[int] = field(default_factory=set)
+    left: set[int] = field(default_factory=set)  # users who are not (or no longer) members
     blocked: bool = False
     migrated_to: int | None = None
     next_message_id: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -209,6 +210,7 @@ class FakeTelegram:
         self.rate_violations: list[str] = []
         self.pauses: list[tuple[float, float]] = []  # (when a 429 was returned, retry_after)
         self.webhook_url: str | None = None
+        self.menu_buttons: dict[int, dict[str, Any]] = {}  # chat id (0: the default) -> menu button
         self._send_times: deque[float] = deque()
         self._chat_times: dict[int, deque[float]] = defaultdict(deque)
         self._cond: asyncio.Condition | None = None
@@ -616,10 +618,25 @@ class FakeTelegram:
         self.commands.pop(self._command_key(params), None)
         return True
 
+    async def m_setChatMenuButton(self, params: dict[str, Any]) -> bool:
+        button = params.get("menu_button") or {"type": "default"}
+        if button.get("type") == "web_app":
+            url = (button.get("web_app") or {}).get("url", "")
+            if not url.startswith("https://") or not button.get("text"):
+                raise ApiError(400, "Bad Request: BUTTON_URL_INVALID")
+        self.menu_buttons[int(params.get("chat_id") or 0)] = button
+        return True
+
+    async def m_getChatMenuButton(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.menu_buttons.get(int(params.get("chat_id") or 0), {"type": "default"})
+
     async def m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params)
         text, raw = self._text(params)
         check_markup(params.get("reply_markup"))
+        rows = (params.get("reply_markup") or {}).get("inline_keyboard") or []
+        if chat.type != "private" and any("web_app" in b for row in rows for b in row):
+            raise ApiError(400, "Bad Request: BUTTON_TYPE_INVALID")  # web_app buttons: private chats only
         self._rate_check(chat)
         message = self._record(chat, "sendMessage", params, text, raw)
         reply = params.get("reply_parameters") or {}
@@ -707,7 +724,7 @@ class FakeTelegram:
     async def m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params)
         user_id = int(params["user_id"])
-        status = "administrator" if user_id in chat.admins else "member"
+        status = "administrator" if user_id in chat.admins else "left" if user_id in chat.left else "member"
         user = {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"}
         if status == "administrator":
             return {"status": status, "user": user, "can_be_edited": False, "is_anonymous": False,

@@ -65,7 +65,7 @@ def test_next_keeps_the_topic_asked_for(fake: FakeTelegram, bot: BotProcess, uid
     (fb,) = user.expect()
     user.press(fb, fb.button("Знал"))
     fake.wait_for(lambda: "Знал" not in [label for label, _ in fb.buttons()], 5)
-    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Следующий"]
+    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Подробнее", "Следующий"]
     user.press(fb, fb.button("Следующий"))
     (after,) = user.expect()
     assert "RAG и обработка документов" in after.text

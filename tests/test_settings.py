@@ -12,7 +12,8 @@ import pytest
 from bot.config import SettingsError, load_settings
 
 ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
-            "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT")  # fmt: skip
+            "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "WEBAPP_URL",
+            "WEBAPP_SHORT_NAME", "WEBAPP_AUTH_MAX_AGE", "WEBAPP_DEV")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +28,7 @@ def test_defaults() -> None:
     assert s.telegram_api_url == "https://api.telegram.org"
     assert s.database_url.startswith("sqlite+aiosqlite:///") and s.database_url.endswith("interview-bot.db")
     assert (s.default_timezone, s.default_language, s.admin_ids) == ("Europe/Moscow", "ru", frozenset())
+    assert (s.webapp_url, s.webapp_short_name, s.webapp_auth_max_age, s.webapp_dev) == (None, None, 86_400, False)
 
 
 def test_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,6 +55,11 @@ def test_dotenv_file(tmp_path: Path) -> None:
         ("DATABASE_URL", "mysql://x", "DATABASE_URL: expected sqlite:///"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT: "),
         ("TELEGRAM_API_URL", "api.telegram.org", "TELEGRAM_API_URL: must start with http"),
+        ("WEBAPP_URL", "http://bot.example.org/app/", "WEBAPP_URL: must start with https://"),
+        ("WEBAPP_SHORT_NAME", "my app!", "WEBAPP_SHORT_NAME: expected the Mini App's short name"),
+        ("WEBAPP_AUTH_MAX_AGE", "0", "WEBAPP_AUTH_MAX_AGE: "),
+        ("WEBAPP_AUTH_MAX_AGE", "a day", "WEBAPP_AUTH_MAX_AGE: "),
+        ("WEBAPP_DEV", "maybe", "WEBAPP_DEV: "),
     ],
 )
 def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str) -> None:

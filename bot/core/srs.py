@@ -70,3 +70,12 @@ def describe_interval(due: datetime, now: datetime, lang: str) -> str:
         return f"через {max(1, round(hours))} ч"
     days = round(hours / 24)
     return f"через {days} {plural_ru(days, 'день', 'дня', 'дней')}"
+
+
+def retrievability(state: str, now: datetime) -> float:
+    """FSRS's probability that the card's question is recalled at ``now`` (0 for an unreadable card)."""
+    try:
+        card = Card.from_dict(json.loads(state))
+        return float(_SCHEDULER.get_card_retrievability(card, now))
+    except (ValueError, KeyError, TypeError):
+        return 0.0

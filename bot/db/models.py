@@ -132,6 +132,7 @@ class AskSource(StrEnum):
     PUSH = "push"  # the daily push
     QUIZ = "quiz"  # a /quiz poll
     TERMINAL = "terminal"  # the terminal practice loop
+    WEBAPP = "webapp"  # «Спросить меня в чате» in the Mini App
 
 
 class Base(DeclarativeBase):
@@ -232,6 +233,10 @@ class Answer(Base):
         Index("ix_answers_user_question", "user_id", "question_id"),
         Index("ix_answers_chat_message", "chat_id", "message_id"),
         Index("ix_answers_chat_transcript", "chat_id", "transcript_message_id"),
+        # the Mini App: «my answers» newest first, paged by id; the answer days of the heatmap
+        Index("ix_answers_user_newest", "user_id", "id"),
+        Index("ix_answers_user_created", "user_id", "created_at"),
+        Index("ix_answers_user_covered", "user_id", "question_id", "covered"),  # the weakest key points
     )
 
 

@@ -73,7 +73,7 @@ async def record_answer(
         again = previous is not None and previous.ask_id == ask.id
         answer = await answers.add_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (),
+            text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
         )  # fmt: skip
         if voice is not None:
             await voice_store.set_voice(

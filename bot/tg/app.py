@@ -74,6 +74,7 @@ from bot.tg.inbox import Inbox
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
 from bot.tg.web import WebServer
+from bot.tg.webapp import set_menu_button
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +420,7 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
             await app.bot.set_my_commands(start.bot_commands(lang, names), scope=scope, language_code=lang)
         await app.bot.set_my_commands(start.bot_commands(default, names), scope=scope)
     await app.bot.set_my_commands(start.bot_commands(default))
+    await set_menu_button(app.bot, services.settings)
     log.info("bot @%s started; bank: %s", app.bot.username, services.catalog.bank.summary())
 
 

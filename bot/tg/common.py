@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from telegram import Chat as TgChat
-from telegram import Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, WebAppInfo
 from telegram import User as TgUser
 from telegram.constants import ChatType
 from telegram.error import TelegramError
@@ -138,6 +138,33 @@ async def ask_question(
         raise
     await asking.note_message(s.db, ask, message.message_id)
     return message
+
+
+def open_app_button(update: Update, context: Ctx, screen: str) -> InlineKeyboardButton | None:
+    """«Открыть»: the Mini App (with WEBAPP_URL set) on ``screen``. A ``web_app`` button in a
+    private chat; in a group (where Telegram allows no such button) a t.me link that opens it with
+    the group in its signed start parameter (the group board)."""
+    settings = context.services.settings
+    chat = update.effective_chat
+    if not settings.webapp_url or chat is None:
+        return None
+    text = t(context.lang, "webapp.open")
+    if chat.type == ChatType.PRIVATE:
+        joiner = "&" if "?" in settings.webapp_url else "?"
+        return InlineKeyboardButton(text, web_app=WebAppInfo(f"{settings.webapp_url}{joiner}s={screen}"))
+    if not context.bot.username:
+        return None
+    app = f"/{settings.webapp_short_name}" if settings.webapp_short_name else ""
+    return InlineKeyboardButton(text, url=f"https://t.me/{context.bot.username}{app}?startapp=g{chat.id}")
+
+
+def with_open_button(view: View, update: Update, context: Ctx, screen: str) -> View:
+    """``view`` with the «Открыть» button as its last row (unchanged without WEBAPP_URL)."""
+    button = open_app_button(update, context, screen)
+    if button is None:
+        return view
+    rows = list(view.keyboard.inline_keyboard) if view.keyboard else []
+    return View(view.text, InlineKeyboardMarkup([*rows, [button]]))
 
 
 async def drop_buttons(update: Update) -> None:

@@ -1,4 +1,5 @@
-"""The bot's HTTP side (aiohttp): the Telegram webhook, ``/healthz`` and ``/metrics``.
+"""The bot's HTTP side (aiohttp): the Telegram webhook, ``/healthz``, ``/metrics`` and the Mini App
+(``/app/``, :mod:`bot.tg.webapp`).
 
 Webhook requests must carry Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header equal to
 ``WEBHOOK_SECRET``; an update whose ``update_id`` was already taken (by this or another instance
@@ -19,6 +20,7 @@ from telegram.ext import Application
 
 from bot.db.engine import DATABASE_ERRORS
 from bot.tg.context import Services
+from bot.tg.webapp import MiniApp
 
 log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name, not a secret
@@ -63,11 +65,13 @@ class WebServer:
         self.secret = secret
         self._runner: web.AppRunner | None = None
         self.accepting = True
+        self.mini_app = MiniApp(app, services)
 
     def build(self) -> web.Application:
         web_app = web.Application(client_max_size=2 * 1024 * 1024)
         web_app.router.add_get("/healthz", self.healthz)
         web_app.router.add_get("/metrics", self.metrics)
+        self.mini_app.add_routes(web_app)
         if self.webhook_path is not None:
             web_app.router.add_post(self.webhook_path, self.webhook)
         return web_app

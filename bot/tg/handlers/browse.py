@@ -8,7 +8,16 @@ from bot.bank.markdown import escape
 from bot.i18n import t
 from bot.services import asking
 from bot.tg.callbacks import GlossaryPage, GlossaryTopic, GlossaryTopics, SearchPage, TermCard, TopicFilter
-from bot.tg.common import answer_query, check_query, command_args, is_group, page_to, reply, reply_text
+from bot.tg.common import (
+    answer_query,
+    check_query,
+    command_args,
+    is_group,
+    page_to,
+    reply,
+    reply_text,
+    with_open_button,
+)
 from bot.tg.context import Ctx
 from bot.tg.handlers.admin_checks import is_group_admin
 from bot.tg.handlers.questions import next_question
@@ -27,7 +36,7 @@ async def cmd_glossary(update: Update, context: Ctx) -> None:
     catalog = context.services.catalog
     query = command_args(context)
     if not query:
-        await reply(update, glossary_view(catalog.bank, context.lang))
+        await reply(update, with_open_button(glossary_view(catalog.bank, context.lang), update, context, "glossary"))
         return
     if not await check_query(update, context, query):
         return
@@ -55,7 +64,8 @@ async def cb_term(update: Update, context: Ctx, data: TermCard) -> None:
 
 
 async def cb_glossary_page(update: Update, context: Ctx, data: GlossaryPage) -> None:
-    await page_to(update, glossary_view(context.services.catalog.bank, context.lang, data.page))
+    view = glossary_view(context.services.catalog.bank, context.lang, data.page)
+    await page_to(update, with_open_button(view, update, context, "glossary"))
 
 
 async def cb_glossary_topics(update: Update, context: Ctx, data: GlossaryTopics) -> None:
@@ -83,7 +93,7 @@ async def show_search(update: Update, context: Ctx, query: str, page: int) -> No
     if not ids:
         await reply_text(update, t(context.lang, "nothing_found", query=escape(query)))
         return
-    view = search_view(catalog, query, ids, context.lang, page)
+    view = with_open_button(search_view(catalog, query, ids, context.lang, page), update, context, "bank")
     await (page_to(update, view) if update.callback_query else reply(update, view))
 
 

@@ -26,7 +26,7 @@ from bot.services.user_data import ExportedAnswer, UserData
 from bot.services.user_data import topic_specs as topic_specs  # the tests import it from here
 from bot.tg.callbacks import Forget
 from bot.tg.chart import ChartRow, Legend, has_cyrillic_font, mastery_chart
-from bot.tg.common import answer_query, is_group, reply, reply_text
+from bot.tg.common import answer_query, is_group, reply, reply_text, with_open_button
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View
 
@@ -170,9 +170,10 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
         return
     progress, due = found.progress, found.due
     if group:
-        await reply_text(update, group_stats_text(progress, due, bank, lang, user.first_name or ""), quote=True)
+        text = group_stats_text(progress, due, bank, lang, user.first_name or "")
+        await reply(update, with_open_button(View(text), update, context, "progress"), quote=True)
         return
-    await reply_text(update, stats_text(progress, due, bank, lang))
+    await reply(update, with_open_button(View(stats_text(progress, due, bank, lang)), update, context, "progress"))
     png = await asyncio.to_thread(
         mastery_chart, chart_rows(progress, bank, lang), t(lang, "progress.chart_title"), chart_legend(lang)
     )

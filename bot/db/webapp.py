@@ -1,0 +1,159 @@
+"""What the Mini App reads. Every query is scoped to one user id: the caller passes the id taken from
+the Telegram-signed ``initData``, never one from the request's query string or body."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Integer, String, and_, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import Answer, Card, Chat
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionStat:
+    """One question the user answered: how often, the latest coverage and self-assessment given."""
+
+    question_id: str
+    answers: int
+    coverage: float | None
+    self_grade: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerStats:
+    """What the progress screen needs of a user's answers, aggregated by the database (never a
+    text, and not one row per answer: 10,000 answers make a few hundred rows here)."""
+
+    slots: list[tuple[datetime, int]]  # (the start of an hour or a quarter in UTC, answers in it)
+    questions: list[QuestionStat]
+    covered: list[tuple[str, str, int]]  # (question, covered key points "0,2", answers graded so)
+
+
+HOUR, QUARTER = 3600, 900  # every zone's offset is a multiple of a quarter hour, most of an hour
+
+
+@dataclass(frozen=True, slots=True)
+class CardStat:
+    question_id: str
+    due: datetime
+    state: str  # the FSRS card as JSON
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRow:
+    id: int
+    question_id: str
+    text: str
+    created_at: datetime
+    edited: bool
+    coverage: float | None
+    covered: str | None
+    self_grade: int | None
+    chat_id: int
+    chat_title: str | None
+
+
+def _slot(session: AsyncSession, seconds: int) -> Any:
+    """The answer's time slot (an hour, or a quarter hour) on either backend: SQLite keeps UTC
+    times as text ("2026-12-01 09:30:00.000000"), so an hour is a prefix of it (cheaper than a
+    date function per row); otherwise seconds since the epoch // ``seconds``."""
+    if session.get_bind().dialect.name == "postgresql":
+        return func.floor(func.extract("epoch", Answer.created_at) / seconds)
+    if seconds == HOUR:
+        return func.substr(Answer.created_at, 1, 13, type_=String)
+    return func.cast(func.strftime("%s", Answer.created_at), Integer) / seconds
+
+
+def _slot_start(value: Any, seconds: int) -> datetime:
+    if isinstance(value, str):  # SQLite's "YYYY-MM-DD HH"
+        return datetime.strptime(value, "%Y-%m-%d %H").replace(tzinfo=UTC)
+    return datetime.fromtimestamp(int(value) * seconds, UTC)
+
+
+async def answer_stats(session: AsyncSession, user_id: int, *, slot_seconds: int = HOUR) -> AnswerStats:
+    """``slot_seconds``: HOUR, or QUARTER for a zone whose offset is not a whole number of hours."""
+    mine = Answer.user_id == user_id
+    slot = _slot(session, slot_seconds).label("slot")
+    slots = await session.execute(select(slot, func.count()).where(mine).group_by(slot))
+    counts = await session.execute(select(Answer.question_id, func.count()).where(mine).group_by(Answer.question_id))
+    latest: dict[str, dict[str, Any]] = {}
+    for column in (Answer.coverage, Answer.self_grade):
+        newest = (
+            select(func.max(Answer.id)).where(mine, column.is_not(None)).group_by(Answer.question_id).scalar_subquery()
+        )
+        rows = await session.execute(select(Answer.question_id, column).where(Answer.id.in_(newest)))
+        latest[column.key] = dict(rows.tuples().all())
+    covered = await session.execute(
+        select(Answer.question_id, Answer.covered, func.count())
+        .where(mine, Answer.covered.is_not(None))
+        .group_by(Answer.question_id, Answer.covered)
+    )
+    return AnswerStats(
+        slots=[(_slot_start(value, slot_seconds), int(count)) for value, count in slots.tuples().all()],
+        questions=[
+            QuestionStat(qid, int(n), latest["coverage"].get(qid), latest["self_grade"].get(qid))
+            for qid, n in counts.tuples().all()
+        ],
+        covered=[(qid, text or "", int(n)) for qid, text, n in covered.tuples().all()],
+    )
+
+
+async def card_stats(session: AsyncSession, user_id: int) -> list[CardStat]:
+    rows = await session.execute(select(Card.question_id, Card.due, Card.state).where(Card.user_id == user_id))
+    return [CardStat(*row) for row in rows.all()]
+
+
+# How the grades filter reads: a self-assessment (1..3) or the grader's verdict (by coverage).
+GOOD, PARTIAL = 0.70, 0.35
+
+
+async def answers_page(
+    session: AsyncSession,
+    user_id: int,
+    *,
+    question_ids: Sequence[str] | None = None,
+    self_grade: int | None = None,
+    verdict: str | None = None,
+    before_id: int | None = None,
+    limit: int = 20,
+) -> list[AnswerRow]:
+    """The user's answers, newest first (keyset paging on the answer id), with the group's title
+    where one was given in a group."""
+    stmt = (
+        select(
+            Answer.id,
+            Answer.question_id,
+            Answer.text,
+            Answer.created_at,
+            Answer.edited,
+            Answer.coverage,
+            Answer.covered,
+            Answer.self_grade,
+            Answer.chat_id,
+            Chat.title,
+        )
+        .outerjoin(Chat, and_(Chat.id == Answer.chat_id, Answer.chat_id != user_id))
+        .where(Answer.user_id == user_id)
+    )
+    if question_ids is not None:
+        stmt = stmt.where(Answer.question_id.in_(list(question_ids)))
+    if self_grade is not None:
+        stmt = stmt.where(Answer.self_grade == self_grade)
+    if verdict == "good":
+        stmt = stmt.where(Answer.coverage >= GOOD)
+    elif verdict == "partial":
+        stmt = stmt.where(Answer.coverage >= PARTIAL, Answer.coverage < GOOD)
+    elif verdict == "weak":
+        stmt = stmt.where(Answer.coverage < PARTIAL)
+    if before_id is not None:
+        stmt = stmt.where(Answer.id < before_id)
+    rows = await session.execute(stmt.order_by(Answer.id.desc()).limit(limit))
+    return [
+        AnswerRow(aid, qid, text, at, bool(edited), coverage, covered, grade, chat_id, title)
+        for aid, qid, text, at, edited, coverage, covered, grade, chat_id, title in rows.all()
+    ]

@@ -1,0 +1,372 @@
+"""The Mini App's use cases: progress, the bank, the glossary, one's own answers and the group board.
+
+Telegram-free; each function takes the Database and/or the catalog, the user id taken from the
+Telegram-signed ``initData`` (never one from the request), a clock value and the user's zone and
+language, and returns plain JSON-ready dicts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from bot.bank import Bank, Question, Term
+from bot.bank.markdown import to_html
+from bot.catalog import Catalog
+from bot.core import srs, stats
+from bot.core.grading import GOOD, PARTIAL
+from bot.db import answers as answers_db
+from bot.db import chats as chats_db
+from bot.db import webapp as webapp_db
+from bot.db.engine import Database
+from bot.i18n import language_from_telegram
+from bot.services import quizzes
+from bot.services.user_data import user_zone
+
+HEATMAP_WEEKS = 26
+WEAKEST = 8
+PAGE = 10  # answers per page: each comes with its reference answer
+SEARCH_LIMIT = 80
+# a self-assessment as a share of the answer known («Знал», «Частично», «Не знал»)
+GRADE_QUALITY = {3: 1.0, 2: 0.5, 1: 0.0}
+VERDICTS = ("good", "partial", "weak")
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who opened the app, as stored: the interface language and the time zone."""
+
+    user_id: int
+    lang: str
+    zone: str
+    tz: tzinfo
+    known: bool  # the bot has a row for this user (they talked to it)
+
+
+async def viewer(
+    db: Database, *, user_id: int, tg_language: str | None, default_lang: str, default_zone: str
+) -> Viewer:
+    async with db.read() as session:
+        user = await chats_db.get_user(session, user_id)
+    lang = (user.language if user else None) or language_from_telegram(tg_language, default_lang)
+    zone, tz = user_zone(user.timezone if user else None, default_zone)
+    return Viewer(user_id, lang, zone, tz, user is not None)
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+def _covered(text: str | None) -> set[int] | None:
+    if text is None:
+        return None
+    out = set()
+    for part in text.split(","):
+        if part.strip().isdigit():
+            out.add(int(part))
+    return out
+
+
+def verdict(coverage: float | None) -> str | None:
+    if coverage is None:
+        return None
+    return "good" if coverage >= GOOD else "partial" if coverage >= PARTIAL else "weak"
+
+
+# Progress -------------------------------------------------------------------------------------
+
+
+async def progress(
+    db: Database, catalog: Catalog, *, user_id: int, now: datetime, tz: tzinfo, lang: str
+) -> dict[str, Any]:
+    """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
+    (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points."""
+    # answers are counted per UTC hour (per quarter in zones such as Asia/Kolkata), then put on days
+    half_year_ago = now - timedelta(days=182)
+    whole = all((i.utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0)
+                for i in (now.astimezone(tz), half_year_ago.astimezone(tz)))  # fmt: skip
+    async with db.read() as session:
+        found = await webapp_db.answer_stats(
+            session, user_id, slot_seconds=webapp_db.HOUR if whole else webapp_db.QUARTER
+        )
+        cards = await webapp_db.card_stats(session, user_id)
+    bank = catalog.bank
+    today = now.astimezone(tz).date()
+    per_day: Counter[date] = Counter()
+    for slot, count in found.slots:
+        per_day[slot.astimezone(tz).date()] += count
+    start = today - timedelta(days=today.weekday()) - timedelta(weeks=HEATMAP_WEEKS - 1)
+    heat = {_day(d): n for d, n in per_day.items() if start <= d <= today}
+    streak = stats.streak(per_day.keys(), today)
+    summary = {q.question_id: stats.QuestionSummary(q.question_id, q.answers, q.coverage, q.self_grade)
+               for q in found.questions}  # fmt: skip
+    return {
+        "today": _day(today),
+        "heatmap": {"start": _day(start), "end": _day(today), "days": heat, "active_days": len(heat)},
+        "streak": {"current": streak.current, "longest": streak.best, "today": streak.today},
+        "totals": {
+            "answers": sum(per_day.values()),
+            "questions": sum(1 for qid in summary if bank.question(qid) is not None),
+            "total": len(bank.questions),
+        },
+        "topics": _mastery(bank, summary, cards, now, lang),
+        "due": _due(bank, cards, now, tz, today),
+        "weakest": _weakest(bank, found.covered, lang),
+    }
+
+
+def _mastery(
+    bank: Bank,
+    summary: dict[str, stats.QuestionSummary],
+    cards: list[webapp_db.CardStat],
+    now: datetime,
+    lang: str,
+) -> list[dict[str, Any]]:
+    recall = {c.question_id: srs.retrievability(c.state, now) for c in cards if c.question_id in summary}
+    out = []
+    for topic in bank.topics:
+        ids = bank.topic_question_ids(topic.id)
+        answered = [summary[qid] for qid in ids if qid in summary]
+        score = 0.0
+        for s in answered:
+            quality = GRADE_QUALITY.get(s.self_grade or 0, s.coverage)
+            score += (quality if quality is not None else 0.5) * recall.get(s.question_id, 1.0)
+        out.append(
+            {
+                "id": topic.id,
+                "title": topic.title(lang),
+                "total": len(ids),
+                "answered": len(answered),
+                "mastery": stats.percent(score / len(ids)) if ids and score > 0 else 0,
+            }
+        )
+    return out
+
+
+def _due(bank: Bank, cards: list[webapp_db.CardStat], now: datetime, tz: tzinfo, today: date) -> dict[str, Any]:
+    ends = [datetime.combine(today + timedelta(days=i + 1), time(0), tzinfo=tz) for i in range(8)]
+    counts = [0] * 8  # today (overdue included), then each of the next 7 days
+    for card in cards:
+        if bank.question(card.question_id) is None:
+            continue
+        for i, end in enumerate(ends):
+            if card.due < end:
+                counts[i] += 1
+                break
+    week = [{"date": _day(today + timedelta(days=i)), "count": counts[i]} for i in range(1, 8)]
+    return {"now": sum(1 for c in cards if c.due <= now and bank.question(c.question_id)), "today": counts[0],
+            "week": week, "week_total": sum(counts[1:])}  # fmt: skip
+
+
+def _weakest(bank: Bank, covered: Iterable[tuple[str, str, int]], lang: str) -> list[dict[str, Any]]:
+    """Key points most often missed over the graded answers (ties: the larger share missed).
+    ``covered``: (question, its covered key points, how many answers covered just those)."""
+    missed: Counter[tuple[str, int]] = Counter()
+    seen: Counter[tuple[str, int]] = Counter()
+    for qid, text, count in covered:
+        q = bank.question(qid)
+        indexes = _covered(text)
+        if q is None or indexes is None:
+            continue
+        for i in range(len(q.key_points)):
+            seen[(qid, i)] += count
+            if i not in indexes:
+                missed[(qid, i)] += count
+    ranked = sorted(missed, key=lambda k: (-missed[k], -missed[k] / seen[k], k))[:WEAKEST]
+    out = []
+    for qid, i in ranked:
+        q = bank.questions[qid]
+        out.append(
+            {"question": question_item(q, bank, lang), "point": q.key_points[i].text, "missed": missed[(qid, i)],
+             "of": seen[(qid, i)]}
+        )  # fmt: skip
+    return out
+
+
+# The bank ---------------------------------------------------------------------------------------
+
+
+def question_item(q: Question, bank: Bank, lang: str, answered: set[str] | None = None) -> dict[str, Any]:
+    topic = bank.topic(q.topic)
+    item: dict[str, Any] = {
+        "id": q.id,
+        "label": q.label,
+        "kind": q.kind,
+        "text": q.text,
+        "difficulty": q.difficulty,
+        "topic": topic.title(lang) if topic else q.topic,
+    }
+    if answered is not None:
+        item["answered"] = q.id in answered
+    return item
+
+
+async def answered(db: Database, *, user_id: int) -> set[str]:
+    async with db.read() as session:
+        return await answers_db.answered_per_question(session, user_id)
+
+
+def topics(catalog: Catalog, lang: str, done: set[str]) -> list[dict[str, Any]]:
+    bank = catalog.bank
+    return [
+        {
+            "id": topic.id,
+            "title": topic.title(lang),
+            "count": len(ids := bank.topic_question_ids(topic.id)),
+            "answered": sum(1 for qid in ids if qid in done),
+        }
+        for topic in bank.topics
+    ]
+
+
+def topic(catalog: Catalog, topic_id: str, lang: str, done: set[str]) -> dict[str, Any] | None:
+    bank = catalog.bank
+    found = bank.topic(topic_id)
+    if found is None:
+        return None
+    questions = [question_item(bank.questions[qid], bank, lang, done) for qid in bank.topic_question_ids(topic_id)]
+    return {"id": found.id, "title": found.title(lang), "questions": questions}
+
+
+def search(catalog: Catalog, query: str, lang: str, done: set[str]) -> list[dict[str, Any]]:
+    """The same search as /search: BM25 over stemmed, transliterated keys (Russian endings match)."""
+    bank = catalog.bank
+    hits = catalog.search.search(query, limit=SEARCH_LIMIT)
+    return [question_item(q, bank, lang, done) for h in hits if (q := bank.question(h.question_id)) is not None]
+
+
+def _term_ref(term: Term, lang: str) -> dict[str, Any]:
+    return {"id": term.id, "name": term.name(lang), "en": term.term_en, "ru": term.term_ru}
+
+
+def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> dict[str, Any] | None:
+    """The question page: the answer card (reference answer and key points), the details, the
+    follow-ups, the glossary links."""
+    bank = catalog.bank
+    q = bank.question(question_id)
+    if q is None:
+        return None
+    terms = [_term_ref(term, lang) for tid in q.terms if (term := bank.term(tid)) is not None]
+    details: str | None = getattr(q, "details", None)
+    context: str | None = getattr(q, "context", None)
+    follow_ups: Iterable[Any] = getattr(q, "follow_ups", ())
+    return {
+        **question_item(q, bank, lang, done),
+        "topic_id": q.topic,
+        "answer_html": to_html(q.answer),
+        "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
+        "details_html": to_html(details) if details else None,
+        "context_html": to_html(context) if context else None,
+        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in follow_ups],
+        "terms": terms,
+    }
+
+
+def glossary(catalog: Catalog, lang: str) -> dict[str, Any]:
+    """Terms A–Z (by their English name, as /glossary lists them) and by topic."""
+    bank = catalog.bank
+    terms = sorted(bank.terms.values(), key=lambda term: term.term_en.casefold())
+    by_topic = []
+    for t in bank.topics:
+        ids = set(bank.topic_question_ids(t.id))
+        linked = [term.id for term in terms if ids.intersection(term.questions)]
+        if linked:
+            by_topic.append({"id": t.id, "title": t.title(lang), "terms": linked})
+    return {"terms": [_term_ref(term, lang) for term in terms], "topics": by_topic}
+
+
+def term(catalog: Catalog, term_id: str, lang: str, done: set[str]) -> dict[str, Any] | None:
+    bank = catalog.bank
+    found = bank.term(term_id)
+    if found is None:
+        return None
+    questions = [question_item(q, bank, lang, done) for qid in found.questions if (q := bank.question(qid)) is not None]
+    return {**_term_ref(found, lang), "aliases": list(found.aliases), "definition_html": to_html(found.definition),
+            "questions": questions}  # fmt: skip
+
+
+# My answers -------------------------------------------------------------------------------------
+
+
+async def my_answers(
+    db: Database,
+    catalog: Catalog,
+    *,
+    user_id: int,
+    tz: tzinfo,
+    lang: str,
+    topic_id: str | None = None,
+    grade: str | None = None,
+    before: int | None = None,
+) -> dict[str, Any]:
+    """The user's answers (in private chats and groups alike, only theirs), newest first, each with
+    the reference answer, the key points covered and missed and the self-assessment. ``grade``:
+    ``good``/``partial``/``weak`` (the grader's verdict) or ``1``..``3`` (the self-assessment)."""
+    bank = catalog.bank
+    ids = list(bank.topic_question_ids(topic_id)) if topic_id else None
+    self_grade = int(grade) if grade in ("1", "2", "3") else None
+    async with db.read() as session:
+        rows = await webapp_db.answers_page(
+            session, user_id, question_ids=ids, self_grade=self_grade,
+            verdict=grade if grade in VERDICTS else None, before_id=before, limit=PAGE + 1,
+        )  # fmt: skip
+    more = len(rows) > PAGE
+    rows = rows[:PAGE]
+    items = []
+    references: dict[str, Any] = {}
+    for row in rows:
+        q = bank.question(row.question_id)
+        covered = _covered(row.covered)
+        item: dict[str, Any] = {
+            "id": row.id,
+            "question_id": row.question_id,
+            "question": question_item(q, bank, lang) if q else None,
+            "text": row.text,
+            "at": row.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M"),
+            "edited": row.edited,
+            "score": None if row.coverage is None else round(row.coverage * 100),
+            "verdict": verdict(row.coverage),
+            "self_grade": row.self_grade,
+            "group": row.chat_title if row.chat_id != user_id else None,
+            "covered": [],
+            "missed": [],
+        }
+        if q is not None:
+            if covered is not None:
+                item["covered"] = [kp.text for i, kp in enumerate(q.key_points) if i in covered]
+                item["missed"] = [kp.text for i, kp in enumerate(q.key_points) if i not in covered]
+            if q.id not in references:
+                references[q.id] = to_html(q.answer)
+        items.append(item)
+    return {"items": items, "references": references, "next": rows[-1].id if more and rows else None}
+
+
+# The group board --------------------------------------------------------------------------------
+
+
+async def board(db: Database, *, chat_id: int, user_id: int, zone: str, now: datetime) -> dict[str, Any]:
+    """The group's board this week and of all time, as /top shows it (members who said /top off
+    are not listed). Ids are not sent: only names, points and whether a row is the viewer's."""
+    out: dict[str, Any] = {}
+    for period in ("week", "all"):
+        found = await quizzes.board(db, chat_id=chat_id, period=period, zone=zone, now=now)
+        out[period] = [
+            {"name": r.name, "points": round(r.points, 1), "questions": r.questions, "quiz": r.quiz_correct,
+             "me": r.user_id == user_id}
+            for r in found.rows
+        ]  # fmt: skip
+        if found.since is not None:
+            out["since"] = _day(found.since)
+    return out
+
+
+async def group_of(db: Database, chat_id: int) -> dict[str, Any] | None:
+    """A group the bot knows: its title and zone (None: not a group the bot is in)."""
+    async with db.read() as session:
+        chat = await chats_db.get_chat(session, chat_id)
+    if chat is None or chat.type not in ("group", "supergroup"):
+        return None
+    return {"id": chat.id, "title": chat.title or "", "zone": chat.timezone}

@@ -1,0 +1,253 @@
+"""The Mini App's HTTP side end to end: the bot runs in-process over the fake Bot API and serves /app/
+on METRICS_PORT; requests carry initData signed as Telegram signs it (bot/core/initdata.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+
+from bot.core import initdata
+from tests.conftest import BotProcess, InProcessBot, free_port, wait_until
+from tests.fakebot import BOT_USERNAME, TOKEN, FakeTelegram, FakeUser
+
+pytestmark = pytest.mark.e2e
+
+GROUP = -8801
+
+
+@pytest.fixture(scope="module")
+def port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def app_bot(fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory, port: int) -> Iterator[BotProcess]:
+    env = {"METRICS_PORT": str(port), "WEBAPP_URL": "https://bot.example.org/app/", "WEBAPP_SHORT_NAME": "practice"}
+    process = InProcessBot(fake, tmp_path_factory.mktemp("webapp"), env).start()
+    yield process
+    assert process.stop() == 0, f"the bot failed:\n{process.log()}"
+    log = process.log()
+    assert TOKEN.split(":")[1] not in log
+
+
+def signed(user_id: int, *, age: float = 0, lang: str = "ru", **extra: str) -> str:
+    user = {"id": user_id, "first_name": f"User{user_id}", "language_code": lang}
+    return initdata.sign_user(user, TOKEN, auth_date=int(time.time() - age), **extra)
+
+
+def call(port: int, path: str, init: str | None = None, *, body: Any = None, scheme: str = "tma") -> tuple[int, Any]:
+    headers = {"Accept-Encoding": "gzip"}
+    if init is not None:
+        headers["Authorization"] = f"{scheme} {init}"
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, raw, encoding = response.status, response.read(), response.headers.get("Content-Encoding")
+    except urllib.error.HTTPError as err:
+        status, raw, encoding = err.code, err.read(), err.headers.get("Content-Encoding")
+    if encoding == "gzip":
+        raw = gzip.decompress(raw)
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw
+
+
+def answer_private(user: FakeUser, ref: str, text: str) -> None:
+    user.send(f"/q {ref}")
+    user.expect()
+    user.send(text)
+    user.expect()
+
+
+def test_the_page_is_served_small_and_compressed(app_bot: BotProcess, port: int) -> None:
+    total = 0
+    for name in ("", "app.js", "app.css"):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/app/{name}", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+            assert response.headers["Content-Encoding"] == "gzip"
+            raw = response.read()
+        total += len(raw)
+        body = gzip.decompress(raw).decode()
+        if name == "":
+            assert "app.js" in body and "<main" in body
+    assert total < 200 * 1024  # the page weight, everything included (no third-party script is fetched)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/app", timeout=10) as response:  # redirected
+        assert response.url.endswith("/app/")
+
+
+def test_signature_valid_tampered_expired_missing(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    uid = 88_001
+    answer_private(fake.user(uid), "463", "Не храним активации, а пересчитываем их на backward: память за вычисления.")
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id = ?", uid) == [(1,)])
+    good = signed(uid)
+    status, data = call(port, "/app/api/progress", good)
+    assert status == 200 and data["totals"]["answers"] == 1 and data["heatmap"]["active_days"] == 1
+
+    # tampered: another user id inside the signed user JSON, the hash kept
+    fields = dict(parse_qsl(good))
+    fields["user"] = fields["user"].replace(str(uid), "88002")
+    assert call(port, "/app/api/progress", urlencode(fields))[0] == 401
+    # tampered: the hash itself
+    assert call(port, "/app/api/progress", good[:-2] + ("00" if not good.endswith("00") else "11"))[0] == 401
+    # expired: older than WEBAPP_AUTH_MAX_AGE (24 h by default)
+    assert call(port, "/app/api/progress", signed(uid, age=86_400 + 120))[0] == 401
+    assert call(port, "/app/api/progress", signed(uid, age=86_400 - 600))[0] == 200
+    # missing, or another scheme, or signed with another bot's token
+    assert call(port, "/app/api/progress")[0] == 401
+    assert call(port, "/app/api/progress", good, scheme="Bearer")[0] == 401
+    other = initdata.sign_user({"id": uid, "first_name": "x"}, "999:" + "B" * 35, auth_date=int(time.time()))
+    status, data = call(port, "/app/api/answers", other)
+    assert status == 401 and data == {"error": "unauthorized"}
+    # no dev mode unless WEBAPP_DEV=1
+    assert call(port, "/app/api/dev-init")[0] == 404
+
+
+def test_signature_field_of_newer_clients_in_or_out_of_the_check_string(port: int, app_bot: BotProcess) -> None:
+    user = json.dumps({"id": 88_003, "first_name": "N"})
+    fields = {"user": user, "auth_date": str(int(time.time())), "signature": "c2lnbmF0dXJl"}
+    with_signature = initdata.sign(fields, TOKEN)
+    assert call(port, "/app/api/me", with_signature)[0] == 200
+    digest = dict(parse_qsl(initdata.sign({k: v for k, v in fields.items() if k != "signature"}, TOKEN)))["hash"]
+    without = urlencode({**fields, "hash": digest})
+    assert call(port, "/app/api/me", without)[0] == 200
+
+
+def test_another_users_id_in_the_query_string_is_ignored(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    anna, boris = 88_011, 88_012
+    answer_private(fake.user(anna), "463", "Анна: пересчитываем активации в backward вместо хранения.")
+    answer_private(fake.user(boris), "lora-01", "Борис: обучаем низкоранговые добавки к весам.")
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id in (?, ?)", anna, boris) == [(2,)])
+    for path in (f"/app/api/answers?user_id={boris}", f"/app/api/answers?user={boris}&id={boris}"):
+        status, data = call(port, path, signed(anna))
+        assert status == 200
+        assert [a["text"][:5] for a in data["items"]] == ["Анна:"]
+    status, data = call(port, f"/app/api/progress?user_id={boris}", signed(anna))
+    assert data["totals"]["answers"] == 1
+
+
+def test_privacy_between_two_users_in_a_shared_group(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    chat = fake.group(GROUP, "ML club")
+    anna = fake.user(88_021, "Anna").in_chat(chat)
+    boris = fake.user(88_022, "Boris").in_chat(chat)
+    anna.send(f"/q@{BOT_USERNAME} 463")
+    (q,) = anna.expect()
+    anna.send("Анна в группе: храним меньше активаций и пересчитываем их", reply_to=q.message_id)
+    anna.expect()
+    boris.send("Борис в группе: чекпоинтинг экономит память за счёт вычислений", reply_to=q.message_id)
+    boris.expect()
+    wait_until(lambda: app_bot.rows("select count(*) from answers where chat_id = ?", GROUP) == [(2,)])
+
+    status, data = call(port, "/app/api/answers", signed(88_021))
+    assert status == 200
+    texts = [a["text"] for a in data["items"]]
+    assert texts == ["Анна в группе: храним меньше активаций и пересчитываем их"]
+    assert data["items"][0]["group"] == "ML club"
+    assert "Борис" not in json.dumps(data, ensure_ascii=False)
+    status, data = call(port, "/app/api/answers", signed(88_022))
+    assert [a["text"][:5] for a in data["items"]] == ["Борис"]
+
+    # the board: only when opened from the group (signed start_param), names and points, no ids
+    assert call(port, "/app/api/board", signed(88_021))[0] == 404
+    status, board = call(port, "/app/api/board", signed(88_021, start_param=f"g{GROUP}"))
+    assert status == 200 and board["title"] == "ML club"
+    assert sorted(r["name"] for r in board["all"]) == ["Anna", "Boris"]
+    assert [r["me"] for r in board["all"] if r["name"] == "Anna"] == [True]
+    assert "88021" not in json.dumps(board) and "88022" not in json.dumps(board)
+    # /top off hides a member, as in the chat
+    boris.send(f"/top@{BOT_USERNAME} off")
+    boris.expect()
+    status, board = call(port, "/app/api/board", signed(88_021, start_param=f"g{GROUP}"))
+    assert [r["name"] for r in board["all"]] == ["Anna"] and [r["name"] for r in board["week"]] == ["Anna"]
+    # someone who is not in the group sees nothing of it, even with a link naming it
+    chat.left.add(88_023)
+    assert call(port, "/app/api/board", signed(88_023, start_param=f"g{GROUP}"))[0] == 404
+
+
+def test_bank_search_question_page_and_glossary(app_bot: BotProcess, port: int) -> None:
+    init = signed(88_031)
+    status, found = call(port, "/app/api/search?q=" + urllib.request.quote("чекпоинтов"), init)
+    assert status == 200 and found["questions"], "Russian word endings are understood, as in /search"
+    status, topics = call(port, "/app/api/topics", init)
+    assert status == 200 and topics["topics"][0]["count"] > 0
+    first = topics["topics"][0]["id"]
+    status, topic = call(port, f"/app/api/topics/{first}", init)
+    qid = topic["questions"][0]["id"]
+    status, page = call(port, f"/app/api/questions/{qid}", init)
+    assert status == 200 and page["answer_html"] and page["key_points"]
+    assert call(port, "/app/api/questions/nope", init)[0] == 404
+    status, glossary = call(port, "/app/api/glossary", init)
+    names = [t["en"].casefold() for t in glossary["terms"]]
+    assert names == sorted(names) and glossary["topics"]
+    term_id = glossary["terms"][0]["id"]
+    status, term = call(port, f"/app/api/glossary/{term_id}", init)
+    assert status == 200 and term["definition_html"]
+    # English for an English-speaking Telegram user
+    status, me = call(port, "/app/api/me", signed(88_032, lang="en"))
+    assert me["lang"] == "en" and me["strings"]["tab.bank"] == "Bank"
+
+
+def test_ask_me_in_the_chat(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    uid = 88_041
+    user = fake.user(uid)
+    # never talked to the bot: Telegram would refuse, the app says to start the chat first
+    status, data = call(port, "/app/api/ask", signed(uid), body={"question": "q463"})
+    assert status == 409 and data["error"] == "start_bot"
+    user.send("/start")
+    user.expect()
+    user.mark()
+    status, data = call(port, "/app/api/ask", signed(uid), body={"question": "q463"})
+    assert status == 200, data
+    (question,) = user.expect()
+    assert "463" in question.text
+    user.send("Активации пересчитываются на обратном проходе, чтобы сэкономить память")
+    user.expect()
+    assert app_bot.rows("select question_id from answers where user_id = ?", uid) == [("q463",)]
+    assert call(port, "/app/api/ask", signed(uid), body={"question": "nope"})[0] == 404
+    assert call(port, "/app/api/ask", None, body={"question": "q463"})[0] == 401
+
+
+def test_bad_filters_are_refused_and_paging_goes_back_in_time(
+    app_bot: BotProcess, port: int, fake: FakeTelegram
+) -> None:
+    init = signed(88_051)
+    assert call(port, "/app/api/answers?topic=nope", init)[0] == 400
+    assert call(port, "/app/api/answers?grade=7", init)[0] == 400
+    assert call(port, "/app/api/answers?before=-1", init)[0] == 400
+    status, data = call(port, "/app/api/answers?grade=good", init)
+    assert status == 200 and data == {"items": [], "references": {}, "next": None}
+
+
+def test_menu_button_and_open_buttons(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    assert fake.menu_buttons[0]["type"] == "web_app"
+    assert fake.menu_buttons[0]["web_app"]["url"] == "https://bot.example.org/app/"
+    user = fake.user(88_061)
+    user.send("/glossary")
+    (reply,) = user.expect()
+    buttons = [b for row in reply.reply_markup["inline_keyboard"] for b in row]
+    assert any(b.get("web_app", {}).get("url", "").startswith("https://bot.example.org/app/") for b in buttons)
+    chat = fake.group(-8861, "Study")
+    member = fake.user(88_062).in_chat(chat)
+    member.send(f"/search@{BOT_USERNAME} чекпоинт")
+    (found,) = member.expect()
+    links = [b.get("url", "") for row in found.reply_markup["inline_keyboard"] for b in row]
+    assert f"https://t.me/{BOT_USERNAME}/practice?startapp=g-8861" in links
+
+
+def test_a_page_path_outside_the_app_is_not_served(app_bot: BotProcess, port: int) -> None:
+    for path in ("/app/../pyproject.toml", "/app/index.html/..", "/app/api/", "/app/x.js"):
+        status, body = call(port, path)
+        assert status in (200, 401, 404, 405) and b"[build-system]" not in (body if isinstance(body, bytes) else b"")
