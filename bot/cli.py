@@ -73,6 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = load_settings()
     token = settings.require_token()
     settings.require_llm()
+    settings.require_stt()
     bank = load_bank_or_exit(settings)
     from bot.tg.app import run_bot
 

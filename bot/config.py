@@ -84,6 +84,27 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(default=20.0, gt=0, le=300)
     llm_daily_limit: int = Field(default=50, ge=0, le=100_000)  # LLM gradings per user per day
 
+    # Voice answers: off, an OpenAI-compatible /audio/transcriptions endpoint, or faster-whisper here
+    stt: Literal["off", "openai", "local"] = "off"
+    stt_base_url: str | None = None  # e.g. https://api.openai.com/v1, http://localhost:8000/v1
+    stt_api_key: SecretStr | None = None
+    stt_model: str = "whisper-1"
+    stt_timeout: float = Field(default=120.0, gt=0, le=1800)  # seconds per transcription
+    stt_max_seconds: int = Field(default=180, ge=1, le=3600)  # longest voice answer transcribed
+    stt_daily_limit: int = Field(default=30, ge=0, le=100_000)  # transcriptions per user per day
+    whisper_model: str | None = None  # STT=local: a faster-whisper model name (e.g. small) or a folder
+    whisper_device: str = "cpu"
+    whisper_compute_type: str = "int8"
+
+    @field_validator("stt_base_url")
+    @classmethod
+    def _check_stt_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. https://api.openai.com/v1)")
+        return value.rstrip("/")
+
     # The Mini App (served at /app/ by the HTTP server of the webhook or METRICS_PORT)
     webapp_url: str | None = None  # its public https address, e.g. https://bot.example.org/app/
     webapp_short_name: str | None = None  # the short name given to @BotFather /newapp (group links)
@@ -126,6 +147,22 @@ class Settings(BaseSettings):
             raise SettingsError("LLM_BASE_URL: required with GRADER=llm (e.g. http://localhost:11434/v1)")
         if not self.llm_model:
             raise SettingsError("LLM_MODEL: required with GRADER=llm (e.g. qwen2.5:7b-instruct)")
+
+    def require_stt(self, *, installed: bool = True) -> None:
+        """With STT=openai the endpoint must be set; with STT=local, the model (and, with
+        ``installed``, faster-whisper)."""
+        if self.stt == "openai" and not self.stt_base_url:
+            raise SettingsError("STT_BASE_URL: required with STT=openai (e.g. https://api.openai.com/v1)")
+        if self.stt == "local":
+            if not self.whisper_model:
+                raise SettingsError(
+                    "WHISPER_MODEL: required with STT=local (a faster-whisper model name such as small, "
+                    "or the folder of a converted model)"
+                )
+            import importlib.util
+
+            if installed and importlib.util.find_spec("faster_whisper") is None:
+                raise SettingsError("STT: local needs faster-whisper: pip install 'interview-bot[voice]'")
 
     @field_validator("admin_ids", mode="before")
     @classmethod

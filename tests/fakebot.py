@@ -5,7 +5,9 @@ dates in seconds, ``is_bot`` in ``getMe``, edits that return the message, callba
 ``chat_instance``, and it is strict: text over 4096 characters (after entity parsing, in UTF-16
 units), malformed HTML (unknown or unclosed tags, bad nesting, stray ``<``/``&``), ``callback_data``
 over 64 bytes, too many buttons, unknown methods, poll limits — all answered with Telegram's
-errors. Faults can be injected (429 with ``retry_after``, 403 blocked, 400 ``migrate_to_chat_id``)
+errors. Users can send voice messages, video notes and audio files: their content is kept, and the
+bot gets it as Telegram serves it (``getFile``, then ``/file/bot<token>/<file_path>``; over 20 MB:
+"file is too big"). Faults can be injected (429 with ``retry_after``, 403 blocked, 400 ``migrate_to_chat_id``)
 and Telegram's rate limits can be enforced.
 
 Tests play the users through a synchronous API (:class:`FakeTelegram`, :class:`FakeUser`).
@@ -219,6 +221,9 @@ class FakeTelegram:
         self._last_offset = 0
         self.port = 0
         self.bot_delay = 0.0  # seconds to sleep inside each bot API call (simulate latency)
+        self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, content) sent by users
+        self.file_ids = itertools.count(1)
+        self.downloads: list[str] = []  # file paths the bot downloaded
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -428,7 +433,36 @@ class FakeTelegram:
         return web.json_response({"ok": True, "result": result})
 
     async def _file(self, request: web.Request) -> web.Response:
-        return web.Response(status=404)
+        if request.match_info["token"] != TOKEN:
+            return web.Response(status=401)
+        path = request.match_info["path"]
+        with self._lock:
+            found = next((content for file_path, content in self.files.values() if file_path == path), None)
+            if found is not None:
+                self.downloads.append(path)
+        if found is None:
+            return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+        return web.Response(body=found, content_type="application/octet-stream")
+
+    def add_file(self, content: bytes, extension: str = "oga", folder: str = "voice") -> tuple[str, str]:
+        """Keep a file a user sent; returns its (file_id, file_unique_id)."""
+        n = next(self.file_ids)
+        file_id = f"AwACAgIAAxkBAAI{n:06d}voice"
+        with self._lock:
+            self.files[file_id] = (f"{folder}/file_{n}.{extension}", content)
+        return file_id, f"AgAD{n:06d}"
+
+    async def m_getFile(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(params.get("file_id") or "")
+        with self._lock:
+            found = self.files.get(file_id)
+        if found is None:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        path, content = found
+        if len(content) > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        return {"file_id": file_id, "file_unique_id": f"u{file_id[-12:]}", "file_size": len(content),
+                "file_path": path}  # fmt: skip
 
     def _fault(self, method: str, params: dict[str, Any]) -> None:
         chat_id = params.get("chat_id")
@@ -813,6 +847,28 @@ class FakeUser:
         message = self._message(text, message_id=message_id)
         message["edit_date"] = int(time.time())
         self.fake.push_update({"edited_message": message})
+
+    def send_voice(self, content: bytes, duration: int, *, kind: str = "voice", reply_to: int | None = None,
+                   file_size: int | None = None) -> int:  # fmt: skip
+        """Send a voice message (``kind``: voice, video_note or audio) with this audio; ``file_size``
+        overrides the size Telegram reports. Returns the message id."""
+        self.mark()
+        extension, folder = {"voice": ("oga", "voice"), "video_note": ("mp4", "video_notes"),
+                             "audio": ("mp3", "music")}[kind]  # fmt: skip
+        file_id, unique_id = self.fake.add_file(content, extension, folder)
+        media: dict[str, Any] = {"file_id": file_id, "file_unique_id": unique_id, "duration": duration,
+                                 "file_size": len(content) if file_size is None else file_size}  # fmt: skip
+        if kind == "voice":
+            media["mime_type"] = "audio/ogg"
+        elif kind == "video_note":
+            media["length"] = 240
+        else:
+            media.update(mime_type="audio/mpeg", file_name="answer.mp3")
+        message = self._message("", reply_to)
+        del message["text"]
+        message[kind] = media
+        self.fake.push_update({"message": message})
+        return int(message["message_id"])
 
     def send_sticker(self) -> None:
         self.mark()

@@ -224,3 +224,42 @@ def test_rubric_fields_load(tmp_path: Path) -> None:
     assert [kp.weight for kp in q.key_points] == ["core", "bonus", "core"]
     assert [m.claim for m in q.misconceptions] == ["LoRA учит все веса", "r = число слоёв"]
     assert bank.lexicon.synonyms == (("задержка", "latency"),) and bank.lexicon.antonyms == (("больше", "меньше"),)
+
+
+def test_details_follow_ups_context_and_original_source_load(tmp_path: Path) -> None:
+    extra = (
+        '"Карточка."\n    details: "Подробности."\n    context: "Речь о LoRA."\n'
+        "    source: {kind: original}\n    follow_ups:\n"
+        '      - {question: "Какой ранг берут?", answer: "8–64."}\n'
+        '      - {question: "А alpha?", answer: "Обычно 2r."}'
+    )
+    bank = load_bank(make_bank(tmp_path, question(answer=extra)))
+    q = bank.questions["q1"]
+    assert (q.answer, q.details, q.context, q.original) == ("Карточка.", "Подробности.", "Речь о LoRA.", True)
+    assert [f.question for f in q.follow_ups] == ["Какой ранг берут?", "А alpha?"]
+    plain = load_bank(make_bank(tmp_path / "plain", question()))
+    assert (plain.questions["q1"].details, plain.questions["q1"].follow_ups, plain.questions["q1"].original) == (
+        None,
+        (),
+        False,
+    )
+
+
+def test_follow_ups_and_source_kind_are_checked_with_file_and_line(tmp_path: Path) -> None:
+    extra = (
+        '"Карточка."\n    source: {kind: borrowed}\n    follow_ups:\n'
+        f'      - {{question: "Один?", answer: "{"а" * 401}"}}\n'
+    )
+    found = problems(make_bank(tmp_path, question(answer=extra)))
+    assert "questions.yaml:10: question 'q1': source kind must be 'seed' or 'original'" in found
+    assert "questions.yaml:11: question 'q1': has 1 follow-ups, needs 2 to 3" in found
+
+
+def test_a_follow_up_answer_over_400_characters_is_named(tmp_path: Path) -> None:
+    extra = (
+        '"Карточка."\n    follow_ups:\n'
+        '      - {question: "Один?", answer: "Да."}\n'
+        f'      - {{question: "Два?", answer: "{"а" * 401}"}}\n'
+    )
+    found = problems(make_bank(tmp_path, question(answer=extra)))
+    assert found == ["questions.yaml:12: question 'q1' follow-up 2: the answer is 401 characters; at most 400"]

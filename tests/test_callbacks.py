@@ -16,6 +16,7 @@ from bot.tg.callbacks import (
     Chosen,
     ConfirmShort,
     DailyAction,
+    Details,
     DropShort,
     Forget,
     GlossaryPage,
@@ -40,6 +41,7 @@ from bot.tg.callbacks import (
 # ``encode(op, *args)`` built for the same inputs.
 OLD_WIRE: list[tuple[ButtonData, str]] = [
     (Reveal("q463"), "a:q463"),
+    (Details("q463"), "dt:q463"),
     (QuestionTerms("q463"), "g:q463"),
     (AskQuestion("q463"), "q:q463"),
     (Next(), "n"),

@@ -152,8 +152,13 @@ def test_429_pauses_all_sends_then_delivers(own_fake: FakeTelegram, tmp_path: Pa
         bot.stop()
     calls = [(p.get("chat_id"), at) for m, p, at in fake.calls if m == "sendMessage" and p.get("chat_id") in chats]
     refused_at = next(at for cid, at in calls if cid == chats[5])
-    during_pause = [cid for cid, at in calls if refused_at + 0.05 < at < refused_at + 1.95]
-    assert during_pause == []
+    # Sends already on their way when the 429 came back may still arrive (on a loaded machine, up to
+    # a few hundred ms later); after them, nothing for the 2 s Telegram asked for.
+    later = sorted(at for _, at in calls if at > refused_at)
+    in_flight = [at for at in later if at < refused_at + 0.5]
+    resumed = later[len(in_flight)]
+    assert len(in_flight) <= 20, "more sends than can be in flight at once went out after the 429"
+    assert resumed >= refused_at + 1.95, f"sends resumed {resumed - refused_at:.2f}s after the 429"
     assert max(pushes(fake, set(chats)).values()) == 1
 
 

@@ -38,8 +38,9 @@ def test_feedback_shows_covered_points_and_hints(fake: FakeTelegram, bot: BotPro
     fake.wait_for(lambda: len(fake.callback_answers) > before, 5)
     assert fake.callback_answers[before]["text"] == "Записал: Знал. Повторим через 2 дня."
     fake.wait_for(lambda: "Знал" not in [label for label, _ in fb.buttons()], 5)  # keyboard edited
-    # only the self-assessment row is replaced, by the chosen grade; the answer and «Следующий» stay
-    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Следующий"]
+    # only the self-assessment row is replaced, by the chosen grade; the answer, its details and
+    # «Следующий» stay
+    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Подробнее", "Следующий"]
     assert bot.rows("select self_grade from answers where user_id = ?", uid) == [(3,)]
     ((due, reps),) = bot.rows("select due, reps from cards where user_id = ? and question_id = 'q463'", uid)
     assert reps == 1  # the self-assessment replaced the automatic rating instead of adding a review

@@ -117,7 +117,7 @@ def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
     bank items, written by independent writers who never saw the rubric (labelled by kind, no expert
     score). It was used to find rubric gaps, so it is dev data: this guards against regressions."""
     lines = [json.loads(line) for line in EXTRA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert {o["question"] for o in lines} == set(bank.questions)
+    assert {o["question"] for o in lines} == {q.id for q in bank.questions.values() if not q.original}
     scores: dict[str, dict[str, float]] = {}
     for o in lines:
         q = bank.question(o["question"])
@@ -128,3 +128,31 @@ def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
           f"fluent wrong {mean(wrong.values()):.1f}")  # fmt: skip
     assert mean(strong.values()) >= 90 and mean(concise.values()) >= 80 and mean(wrong.values()) <= 25
     assert sum(strong[q] > wrong[q] for q in strong) / len(strong) >= 0.95
+
+
+NEW_DEV = Path(__file__).parent / "fixtures" / "grader_new_dev"
+
+
+def test_dev_answers_to_every_new_question(bank: Bank) -> None:
+    """``grader_new_dev/<topic>.jsonl``: a strong, a concise and a fluent-wrong answer to each question
+    written for the bank (``source: {kind: original}``), by the question's writer while building its
+    rubric: dev data, the same bars as the seed items' extra dev set, per topic."""
+    originals = {q.id for q in bank.questions.values() if q.original}
+    lines = [
+        json.loads(line)
+        for path in sorted(NEW_DEV.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    assert {o["question"] for o in lines} == originals
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    for o in lines:
+        q = bank.question(o["question"])
+        assert q is not None
+        scores.setdefault(q.topic, {}).setdefault(o["kind"], {})[q.id] = 100 * grade(q, o["answer"], bank.lexicon).score
+    for topic, by_kind in sorted(scores.items()):
+        strong, concise, wrong = by_kind["strong"], by_kind["concise"], by_kind["fluent_wrong"]
+        print(f"\nnew dev {topic}: strong {mean(strong.values()):.1f}, concise {mean(concise.values()):.1f}, "
+              f"fluent wrong {mean(wrong.values()):.1f} ({len(strong)} questions)")  # fmt: skip
+        assert mean(strong.values()) >= 90 and mean(concise.values()) >= 75 and mean(wrong.values()) <= 25, topic
+        assert sum(strong[q] > wrong[q] for q in strong) / len(strong) >= 0.95, topic

@@ -180,3 +180,23 @@ def test_csv_for_excel_and_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixtu
     rows = list(csv.DictReader(io.StringIO(stdout)))
     assert len(rows) == 14 and {r["topic"] for r in rows} == {"lora"}
     assert run(capsys, "export", "csv", "--out", out)[0] == 1  # exists, no --force
+
+
+def test_details_follow_ups_and_context_reach_anki_and_are_named_for_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_e2e_depth import BANK
+
+    bank_dir = tmp_path / "bank"
+    bank_dir.mkdir()
+    (bank_dir / "bank.yaml").write_text(BANK, encoding="utf-8")
+    code, _, _ = run(capsys, "export", "anki", "--bank", bank_dir, "--out", tmp_path / "d.apkg")
+    assert code == 0
+    notes, _, _ = read_apkg(tmp_path / "d.apkg", tmp_path / "d")
+    ((fields, _, _),) = notes.values()
+    front, back = fields[0], fields[1]
+    assert front.startswith("<i>Речь о видах параллелизма") and "Какие виды знаешь?" in front
+    assert "Подводные камни" in back and "Что спросят дальше" in back
+    assert "Что такое пузырь в pipeline-параллелизме?" in back
+    code, _, stderr = run(capsys, "export", "csv", "--bank", bank_dir, "--out", tmp_path / "d.csv")
+    assert code == 0 and "follow-ups and context lines of 1 question(s) are not in the CSV" in stderr

@@ -46,7 +46,9 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     script = io.StringIO(f"{ANSWER}\n\n:answer\n")
     out = io.StringIO()
-    stats = run_practice(bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3))
+    stats = run_practice(
+        bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3), lang="ru"
+    )
     text = out.getvalue()
 
     asked = re.findall(r"Вопрос (\d)/2 · Основы ML\n(.+)\n", text)  # no internal ids on screen
@@ -88,7 +90,7 @@ def test_no_repeats_across_sessions_until_the_topic_is_exhausted(tmp_path: Path)
     seen = []
     for _ in range(2):
         out = io.StringIO()
-        run_practice(bank, url, topic=bank.topic("ml"), n=1, stdin=io.StringIO(":skip\n"), stdout=out)
+        run_practice(bank, url, topic=bank.topic("ml"), n=1, stdin=io.StringIO(":skip\n"), stdout=out, lang="ru")
         by_text = {q.text: q.id for q in bank.questions.values()}
         seen += [by_text[line] for line in re.findall(r"Вопрос 1/1 · Основы ML\n(.+)\n", out.getvalue())]
         assert "Пропущено." in out.getvalue()
@@ -100,8 +102,8 @@ def test_eof_right_away_quits_with_a_summary(tmp_path: Path) -> None:
     stats = run_practice(
         load_bank(BANK), f"sqlite:///{tmp_path / 'p.db'}", topic=None, n=5, stdin=io.StringIO(""), stdout=out
     )
-    assert "Тренировка: 2 вопроса, все темы." in out.getvalue()
-    assert out.getvalue().rstrip().splitlines()[-1].startswith("Итог: вопросов 1, ответов 0, пропущено 0.")
+    assert "Practice: 2 questions, all topics." in out.getvalue()  # the CLI speaks English by default
+    assert out.getvalue().rstrip().splitlines()[-1].startswith("Done: 1 asked, 0 answered, 0 skipped.")
     assert stats.answered == 0
 
 
@@ -109,7 +111,7 @@ def test_unknown_topic_lists_the_topics(capsys: pytest.CaptureFixture[str], monk
     monkeypatch.setenv("BANK_PATH", str(BANK))
     assert main(["practice", "--topic", "квант"]) == 2
     err = capsys.readouterr().err
-    assert "нет темы «квант»" in err and "ml" in err and "Основы ML" in err
+    assert err.startswith("interview-bot: no topic 'квант'; the topics are:") and "ml" in err and "ML basics" in err
 
 
 def test_russian_plurals() -> None:
@@ -179,7 +181,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_in_a_pseudo_terminal_with_ctrl_d(tmp_path: Path) -> None:
     db = tmp_path / "pty.db"
-    term = Terminal(["practice", "--n", "2"], _env(tmp_path, DATABASE_URL=f"sqlite:///{db}"), tmp_path)
+    term = Terminal(["practice", "--n", "2", "--lang", "ru"], _env(tmp_path, DATABASE_URL=f"sqlite:///{db}"), tmp_path)
     term.read_until("> ")
     term.type(ANSWER.replace("\n", "\r") + "\r\r")
     screen = term.read_until("Вопрос 2/2")
@@ -203,5 +205,5 @@ def test_without_database_url_uses_the_default_sqlite_file(tmp_path: Path) -> No
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     db = home / "data" / "interview-bot" / "interview-bot.db"
-    assert f"Ответы сохранены: {db}." in result.stdout
+    assert f"Answers are stored in {db}." in result.stdout
     assert rows(db, "SELECT user_id, chat_id, text FROM answers") == [(0, 0, ANSWER)]

@@ -116,6 +116,25 @@ def test_signature_valid_tampered_expired_missing(app_bot: BotProcess, port: int
     assert call(port, "/app/api/dev-init")[0] == 404
 
 
+def test_progress_follows_new_answers_and_self_assessments(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    uid = 88_071
+    user = fake.user(uid)
+    answer_private(user, "lora-01", "Низкоранговые матрицы A и B обучаются поверх замороженных весов модели.")
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id = ?", uid) == [(1,)])
+    lora = next(t for t in call(port, "/app/api/progress", signed(uid))[1]["topics"] if t["id"] == "lora")
+    assert lora["answered"] == 1
+    # a second answer, then «Знал»: the next opening shows both (no stale figures from the first)
+    user.send("/q lora-02")
+    user.expect()
+    user.send("Ранг r задаёт размер добавки: чем больше r, тем больше обучаемых параметров у адаптера.")
+    (saved,) = user.expect()
+    user.press(saved, saved.button("Знал"))
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id = ? and self_grade = 3", uid) == [(1,)])
+    data = call(port, "/app/api/progress", signed(uid))[1]
+    lora = next(t for t in data["topics"] if t["id"] == "lora")
+    assert data["totals"]["answers"] == 2 and lora["answered"] == 2
+
+
 def test_signature_field_of_newer_clients_in_or_out_of_the_check_string(port: int, app_bot: BotProcess) -> None:
     user = json.dumps({"id": 88_003, "first_name": "N"})
     fields = {"user": user, "auth_date": str(int(time.time())), "signature": "c2lnbmF0dXJl"}
@@ -189,6 +208,12 @@ def test_bank_search_question_page_and_glossary(app_bot: BotProcess, port: int) 
     status, page = call(port, f"/app/api/questions/{qid}", init)
     assert status == 200 and page["answer_html"] and page["key_points"]
     assert call(port, "/app/api/questions/nope", init)[0] == 404
+    # the answer card, the details, the follow-ups and the glossary links of a question
+    status, page = call(port, "/app/api/questions/q463", init)
+    assert page["details_html"] and len(page["follow_ups"]) == 3 and page["terms"]
+    assert all(f["question"] and f["answer_html"] for f in page["follow_ups"])
+    status, page = call(port, "/app/api/questions/lora-02", init)
+    assert page["context"]  # the line that makes a seed question understandable alone
     status, glossary = call(port, "/app/api/glossary", init)
     names = [t["en"].casefold() for t in glossary["terms"]]
     assert names == sorted(names) and glossary["topics"]

@@ -4,11 +4,12 @@ Nothing in this package imports ``telegram``.
 """
 
 from bot.bank.loader import BankError, Problem, default_bank_path, load_bank
-from bot.bank.model import Bank, KeyPoint, Lexicon, Misconception, Question, Term, Topic
+from bot.bank.model import Bank, FollowUp, KeyPoint, Lexicon, Misconception, Question, Term, Topic
 
 __all__ = [
     "Bank",
     "BankError",
+    "FollowUp",
     "KeyPoint",
     "Lexicon",
     "Misconception",

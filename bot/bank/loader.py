@@ -22,7 +22,7 @@ from typing import Any, Final, cast
 import yaml
 
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
-from bot.bank.model import Bank, KeyPoint, Kind, Lexicon, Location, Misconception, Question, Term, Topic
+from bot.bank.model import Bank, FollowUp, KeyPoint, Kind, Lexicon, Location, Misconception, Question, Term, Topic
 
 try:  # the C loader is several times faster; fall back to pure Python where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -35,6 +35,13 @@ MESSAGE_CHROME: Final = 200
 MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
 MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS = 2, 5
 WEIGHTS: Final = ("core", "bonus")
+# The answer card is chat-sized; the rest goes to ``details`` (shown on demand).
+ANSWER_LIMIT: Final = 900
+FOLLOW_UP_ANSWER_LIMIT: Final = 400
+MIN_FOLLOW_UPS, MAX_FOLLOW_UPS = 2, 3
+# Switched on once every shipped answer is re-cut to the card size (issue 16, in progress).
+ENFORCE_ANSWER_LIMIT: Final = False
+SOURCE_KINDS: Final = ("seed", "original")
 
 QUESTION_FIELDS: Final = frozenset(
     {
@@ -49,6 +56,9 @@ QUESTION_FIELDS: Final = frozenset(
         "key_points",
         "misconceptions",
         "answer",
+        "details",
+        "follow_ups",
+        "context",
     }
 )
 TOPIC_FIELDS: Final = frozenset({"id", "title", "order"})
@@ -253,16 +263,28 @@ class _Checker:
             self.problem(file, self._line(m, "terms"), f"{what}: needs at least one glossary term")
         source = m.get("source")
         src_file = src_section = None
+        original = False
         if isinstance(source, _Map):
+            self._unknown_fields(file, source, frozenset({"file", "section", "kind"}), f"{what} source")
             src_file = self._str(file, source, "file", f"{what} source", required=False)
             src_section = self._str(file, source, "section", f"{what} source", required=False)
+            kind_of_source = source.get("kind", "seed")
+            if kind_of_source not in SOURCE_KINDS:
+                self.problem(file, self._line(source, "kind"), f"{what}: source kind must be 'seed' or 'original'")
+                ok = False
+            original = kind_of_source == "original"
         elif source is not None:
-            self.problem(file, self._line(m, "source"), f"{what}: source must be {{file, section}}")
+            where_line = self._line(m, "source")
+            self.problem(file, where_line, f"{what}: source must be {{file, section}} or {{kind: original}}")
+        details = self._str(file, m, "details", what, required=False)
+        context = self._str(file, m, "context", what, required=False)
+        follow_ups = self._follow_ups(file, m, what)
+        ok = ok and follow_ups is not None
         key_points = self._key_points(file, m, what)
         misconceptions = self._misconceptions(file, m, what)
         ok = ok and None not in (topic, text, answer, difficulty, terms, key_points, misconceptions)
         if text and answer:
-            self._check_length(file, m, what, text, answer)
+            self._check_length(file, m, what, text, answer, details)
         if ok:
             self.questions.append(
                 (
@@ -280,6 +302,10 @@ class _Checker:
                         source_section=src_section,
                         where=where,
                         misconceptions=tuple(cast(list[Misconception], misconceptions)),
+                        details=details,
+                        follow_ups=tuple(cast(list[FollowUp], follow_ups)),
+                        context=context,
+                        original=original,
                     ),
                     where,
                 )
@@ -367,6 +393,36 @@ class _Checker:
             items.append(Misconception(claim, correction, tuple(sys.intern(x) for x in match)))
         return items if good else None
 
+    def _follow_ups(self, file: str, m: _Map, what: str) -> list[FollowUp] | None:
+        """``follow_ups:``: 2 or 3 {question, answer}, each answer at most 400 characters."""
+        if m.get("follow_ups") is None:
+            return []
+        found = self._entries(
+            file, m, "follow_ups", what, "follow-up", (MIN_FOLLOW_UPS, MAX_FOLLOW_UPS),
+            "{question: ..., answer: ...}", "'follow_ups' must be a list of {question, answer}",
+        )  # fmt: skip
+        if found is None:
+            return None
+        _, entries, good = found
+        items: list[FollowUp] = []
+        for label, item in entries:
+            self._unknown_fields(file, item, frozenset({"question", "answer"}), label)
+            question = self._str(file, item, "question", label)
+            answer = self._str(file, item, "answer", label)
+            if question is None or answer is None:
+                good = False
+                continue
+            if len(answer) > FOLLOW_UP_ANSWER_LIMIT:
+                self.problem(
+                    file,
+                    self._line(item, "answer"),
+                    f"{label}: the answer is {len(answer)} characters; at most {FOLLOW_UP_ANSWER_LIMIT}",
+                )
+                good = False
+                continue
+            items.append(FollowUp(question, answer))
+        return items if good else None
+
     def synonym_group(self, file: str, line: int, item: object, section: str) -> None:
         if not isinstance(item, list) or not all(
             isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in item
@@ -385,7 +441,14 @@ class _Checker:
             return
         self.synonyms.append(words)
 
-    def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str) -> None:
+    def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str, details: str | None) -> None:
+        if ENFORCE_ANSWER_LIMIT and len(answer) > ANSWER_LIMIT:
+            self.problem(
+                file,
+                self._line(m, "answer"),
+                f"{what}: the answer is {len(answer)} characters; the card holds at most {ANSWER_LIMIT} "
+                "(move the rest to 'details:')",
+            )
         size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
         if size > TELEGRAM_TEXT_LIMIT:
             self.problem(
@@ -395,6 +458,15 @@ class _Checker:
                 f"(with {MESSAGE_CHROME} for the message around them); Telegram allows "
                 f"{TELEGRAM_TEXT_LIMIT}",
             )
+        if details:
+            size = visible_length(to_html(details)) + MESSAGE_CHROME
+            if size > TELEGRAM_TEXT_LIMIT:
+                self.problem(
+                    file,
+                    self._line(m, "details"),
+                    f"{what}: details are {size} characters after rendering (with {MESSAGE_CHROME} "
+                    f"for the message around them); Telegram allows {TELEGRAM_TEXT_LIMIT}",
+                )
 
     def term(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)

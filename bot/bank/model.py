@@ -61,6 +61,14 @@ class Misconception:
 
 
 @dataclass(frozen=True, slots=True)
+class FollowUp:
+    """A question an interviewer asks next, with a short answer (``follow_ups:``)."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
 class Question:
     """One bank item. The reference answer is kept zlib-compressed (``answer_z``; a large bank's
     answers are most of its memory) and decompressed on access (``answer``); build with
@@ -79,6 +87,10 @@ class Question:
     source_section: str | None = None
     where: Location | None = field(default=None, compare=False)
     misconceptions: tuple[Misconception, ...] = ()
+    details_z: bytes | None = None
+    follow_ups: tuple[FollowUp, ...] = ()
+    context: str | None = None
+    original: bool = False  # source: {kind: original}; written for the bank, not from a seed
 
     @classmethod
     def create(
@@ -96,15 +108,26 @@ class Question:
         source_section: str | None = None,
         where: Location | None = None,
         misconceptions: tuple[Misconception, ...] = (),
+        details: str | None = None,
+        follow_ups: tuple[FollowUp, ...] = (),
+        context: str | None = None,
+        original: bool = False,
     ) -> Question:
+        details_z = zlib.compress(details.encode("utf-8"), 6) if details else None
         return cls(
             id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, terms, difficulty,
-            number, source_file, source_section, where, misconceptions,
+            number, source_file, source_section, where, misconceptions, details_z, follow_ups, context,
+            original,
         )  # fmt: skip
 
     @property
     def answer(self) -> str:
         return zlib.decompress(self.answer_z).decode("utf-8")
+
+    @property
+    def details(self) -> str | None:
+        """The rest of the reference answer (pitfalls, numbers, sources), shown on demand."""
+        return None if self.details_z is None else zlib.decompress(self.details_z).decode("utf-8")
 
     @property
     def label(self) -> str:

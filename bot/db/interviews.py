@@ -29,6 +29,7 @@ async def create_interview(
     topics: Sequence[str],
     time_limit: int | None,
     now: datetime,
+    deep: bool = False,
 ) -> Interview:
     interview = Interview(
         user_id=user_id,
@@ -37,6 +38,7 @@ async def create_interview(
         topics=",".join(topics),
         size=len(question_ids),
         time_limit=time_limit,
+        deep=deep,
         position=0,
         started_at=now,
     )

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -220,10 +221,18 @@ class Answer(Base):
     covered: Mapped[str | None] = mapped_column(BoundedString(32))  # e.g. "1,3" — key point indexes
     self_grade: Mapped[int | None] = mapped_column(Integer)  # 1 не знал, 2 частично, 3 знал
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # A voice answer (``text`` is its transcript): Telegram's file id, its length, the STT backend,
+    # and the bot's message that shows the transcript (a text reply to it corrects the transcript)
+    voice_file_id: Mapped[str | None] = mapped_column(BoundedString(256))
+    voice_seconds: Mapped[int | None] = mapped_column(Integer)
+    stt_backend: Mapped[str | None] = mapped_column(BoundedString(16))
+    transcript_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    corrects_id: Mapped[int | None] = mapped_column(BigInteger)  # the voice answer this text corrects
 
     __table_args__ = (
         Index("ix_answers_user_question", "user_id", "question_id"),
         Index("ix_answers_chat_message", "chat_id", "message_id"),
+        Index("ix_answers_chat_transcript", "chat_id", "transcript_message_id"),
         # the Mini App: «my answers» newest first, paged by id; the answer days of the heatmap
         Index("ix_answers_user_newest", "user_id", "id"),
         Index("ix_answers_user_created", "user_id", "created_at"),
@@ -307,6 +316,7 @@ class Interview(Base):
     topics: Mapped[str] = mapped_column(BoundedString(256), default="")
     size: Mapped[int] = mapped_column(Integer)
     time_limit: Mapped[int | None] = mapped_column(Integer)  # seconds per question
+    deep: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())  # bank follow-ups asked
     position: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -390,6 +400,17 @@ class LLMUsage(Base):
     """How many LLM gradings a user had on a (UTC) day, for LLM_DAILY_LIMIT."""
 
     __tablename__ = "llm_usage"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(BoundedString(10), primary_key=True)  # YYYY-MM-DD
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SttUsage(Base):
+    """How many voice answers a user had transcribed on a (UTC) day, for STT_DAILY_LIMIT. Kept by
+    /forget (it holds no content), so forgetting cannot reset the day's limit."""
+
+    __tablename__ = "stt_usage"
 
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     day: Mapped[str] = mapped_column(BoundedString(10), primary_key=True)  # YYYY-MM-DD

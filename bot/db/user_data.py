@@ -39,6 +39,8 @@ class ExportedAnswer:
     self_grade: int | None
     chat_id: int
     chat_title: str | None  # of a group chat; None in the private chat
+    voice_seconds: int | None = None  # a voice answer: the text is its transcript
+    corrects_voice: bool = False  # a typed correction of a voice answer's transcript
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +77,22 @@ async def exported_answers(session: AsyncSession, user_id: int) -> list[Exported
             Answer.self_grade,
             Answer.chat_id,
             Chat.title,
+            Answer.voice_seconds,
+            Answer.corrects_id,
         )
         .outerjoin(Chat, Chat.id == Answer.chat_id)
         .where(Answer.user_id == user_id)
         .order_by(Answer.created_at, Answer.id)
     )
     out = []
-    for qid, text, at, edited, coverage, grade, chat_id, title in rows.all():
+    for qid, text, at, edited, coverage, grade, chat_id, title, seconds, corrects in rows.all():
         group_title = title if chat_id != user_id else None
-        out.append(ExportedAnswer(qid, text, at, bool(edited), coverage, grade, chat_id, group_title))
+        spoken = seconds if corrects is None else None
+        out.append(
+            ExportedAnswer(
+                qid, text, at, bool(edited), coverage, grade, chat_id, group_title, spoken, corrects is not None
+            )
+        )
     return out
 
 

@@ -103,6 +103,19 @@ async def answer_stats(session: AsyncSession, user_id: int, *, slot_seconds: int
     )
 
 
+async def answers_mark(session: AsyncSession, user_id: int) -> tuple[Any, ...]:
+    """Changes whenever the user's answers or their grades change: the answers' count and newest id
+    (an index-only read) and the cards' count, latest review, reps and ratings (every grade and
+    self-assessment reviews the card). The progress screen's cache is valid while it is the same."""
+    answers = await session.execute(select(func.count(), func.max(Answer.id)).where(Answer.user_id == user_id))
+    cards = await session.execute(
+        select(func.count(), func.max(Card.last_review), func.sum(Card.reps), func.sum(Card.last_rating)).where(
+            Card.user_id == user_id
+        )
+    )
+    return (*answers.one(), *cards.one())
+
+
 async def card_stats(session: AsyncSession, user_id: int) -> list[CardStat]:
     rows = await session.execute(select(Card.question_id, Card.due, Card.state).where(Card.user_id == user_id))
     return [CardStat(*row) for row in rows.all()]

@@ -80,6 +80,26 @@ def answer_html(markdown: str) -> str:
     return "".join(out)
 
 
+def card_back_html(q: Question) -> str:
+    """The answer card, then the details and the interviewer's follow-ups (the chat shows those on
+    demand; a flash card shows them under the answer)."""
+    parts = [answer_html(q.answer)]
+    if q.details:
+        parts.append(answer_html(q.details))
+    if q.follow_ups:
+        items = "".join(
+            f"<li><b>{html.escape(f.question, quote=False)}</b><br>{html.escape(f.answer, quote=False)}</li>"
+            for f in q.follow_ups
+        )
+        parts.append(f"<p><b>Что спросят дальше</b></p><ul>{items}</ul>")
+    return "<hr>".join(parts)
+
+
+def question_html(q: Question) -> str:
+    text = html.escape(q.text, quote=False)
+    return f"<i>{html.escape(q.context, quote=False)}</i><br>{text}" if q.context else text
+
+
 def key_points_html(q: Question) -> str:
     items = "".join(f"<li>{html.escape(kp.text, quote=False)}</li>" for kp in q.key_points)
     return f"<ul>{items}</ul>"
@@ -115,8 +135,8 @@ def build_package(bank: Bank, questions: Iterable[Question]) -> tuple[genanki.Pa
             genanki.Note(
                 model=note_type,
                 fields=[
-                    html.escape(q.text, quote=False),
-                    answer_html(q.answer),
+                    question_html(q),
+                    card_back_html(q),
                     key_points_html(q),
                     html.escape(title, quote=False),
                     html.escape(q.label, quote=False),

@@ -141,7 +141,7 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 
 
 def cmd_export_csv(args: argparse.Namespace) -> int:
-    from bot.interop.csv_io import write_csv
+    from bot.interop.csv_io import has_depth, write_csv
 
     bank = _export_bank(args)
     if bank is None:
@@ -162,6 +162,13 @@ def cmd_export_csv(args: argparse.Namespace) -> int:
         print(f"Wrote {out}: {rows} questions.", file=sys.stderr)
     for warning in warnings:
         print(f"warning: {warning} — the CSV will not re-import it unchanged", file=sys.stderr)
+    deep = sum(1 for q in questions if has_depth(q))
+    if deep:
+        print(
+            f"note: the details, follow-ups and context lines of {deep} question(s) are not in the CSV "
+            "(it has the card, key points and terms); the YAML bank and the Anki deck carry them",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -179,14 +186,16 @@ def cmd_practice(args: argparse.Namespace) -> int:
     if args.topic:
         topic = find_topic(bank, args.topic)
         if topic is None:
-            known = "\n".join(f"  {t.id:<14} {t.title_ru}" for t in bank.topics)
-            return _fail(f"нет темы «{args.topic}». Темы:\n{known}", EXIT_USAGE)
+            known = "\n".join(f"  {t.id:<14} {t.title(args.lang)}" for t in bank.topics)
+            return _fail(f"no topic '{args.topic}'; the topics are:\n{known}", EXIT_USAGE)
     if args.n < 1:
         return _fail("--n must be at least 1", EXIT_USAGE)
     from bot.services.grading import build_grader
 
     grader = build_grader(settings, bank.lexicon)
-    run_practice(bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader)
+    run_practice(
+        bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader, lang=args.lang
+    )
     return 0
 
 
@@ -240,5 +249,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     practice.add_argument("--topic", help="a topic id or title")
     practice.add_argument("--n", type=int, default=5, help="how many questions (default: %(default)s)")
     practice.add_argument("--tasks", action="store_true", help="include practice tasks")
+    practice.add_argument(
+        "--lang", choices=("en", "ru"), default="en", help="the language of the session's texts (default: en)"
+    )
     practice.add_argument("--bank", help="bank folder or file (default: BANK_PATH or the bundled bank)")
     practice.set_defaults(func=cmd_practice)

@@ -132,6 +132,11 @@ def _unrepresentable(q: Question) -> list[str]:
     return problems
 
 
+def has_depth(q: Question) -> bool:
+    """Details, follow-ups or a context line: the YAML bank and the Anki deck carry them, CSV does not."""
+    return bool(q.details or q.follow_ups or q.context)
+
+
 def read_csv(path: Path) -> Parsed:
     """Parse a questions CSV into raw items (nothing is checked against a bank here)."""
     try:

@@ -27,7 +27,7 @@ from typing import Final
 
 import yaml
 
-from bot.bank import Bank, BankError, KeyPoint, Misconception, Question, Term, Topic, load_bank
+from bot.bank import Bank, BankError, FollowUp, KeyPoint, Misconception, Question, Term, Topic, load_bank
 from bot.bank.loader import ID_RE, MESSAGE_CHROME, bank_files
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
 from bot.bank.model import Kind, Location
@@ -73,6 +73,10 @@ class QDraft:
     origin: str = "new"  # new | file (already in --out) | bank (copied from the reference bank)
     first_seen: str = ""  # where it was first read in this import
     misconceptions: list[Misconception] = field(default_factory=list)
+    details: str | None = None
+    follow_ups: list[FollowUp] = field(default_factory=list)
+    context: str | None = None
+    original: bool = False
 
     @property
     def needs_answer(self) -> bool:
@@ -294,6 +298,10 @@ class Importer:
             source_section=q.source_section,
             origin=origin,
             misconceptions=list(q.misconceptions),
+            details=q.details,
+            follow_ups=list(q.follow_ups),
+            context=q.context,
+            original=q.original,
         )
 
     def _index(self, q: Ref) -> None:
@@ -751,8 +759,12 @@ def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[T
                 source_parts.append(f"file: {ystr(q.source_file)}")
             if q.source_section:
                 source_parts.append(f"section: {ystr(q.source_section)}")
+            if q.original:
+                source_parts.append("kind: original")
             if source_parts:
                 out.append(f"    source: {{{', '.join(source_parts)}}}")
+            if q.context:
+                out.append(f"    context: {ystr(q.context)}")
             out += [
                 f"    text: {ystr(q.text)}",
                 f"    terms: {_flow_list(q.terms, quote=False)}",
@@ -772,6 +784,12 @@ def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[T
                         f"        match: {_flow_list(m.match, quote=True)}",
                     ]
             out.append("    answer:" + _block(q.answer, "      "))
+            if q.details:
+                out.append("    details:" + _block(q.details, "      "))
+            if q.follow_ups:
+                out.append("    follow_ups:")
+                for f in q.follow_ups:
+                    out += [f"      - question: {ystr(f.question)}", f"        answer: {ystr(f.answer)}"]
         out.append("")
     if terms:
         out.append("glossary:")

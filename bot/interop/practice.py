@@ -29,10 +29,54 @@ TERMINAL_USER: Final = 0
 TERMINAL_CHAT: Final = 0
 CHAT_TYPE: Final = "terminal"
 RULE: Final = "─" * 60
-HELP: Final = (
-    "Пишите ответ в несколько строк; пустая строка — отправить.\n"
-    "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D)."
-)
+# What the terminal says, in the two interface languages (English unless --lang ru).
+TEXTS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "help": "Type your answer over several lines; an empty line sends it.\n"
+        "Commands: :skip — next question, :answer — show the answer, :quit — leave (or Ctrl-D).",
+        "summary": "Done: {asked} asked, {answered} answered, {skipped} skipped{mean}. Answers are stored in {where}.",
+        "mean": ", mean score {score}/100",
+        "none": "No questions here.",
+        "only_tasks": "No questions here, only practice tasks: add --tasks.",
+        "start": "Practice: {count}, {where}.",
+        "all_topics": "all topics",
+        "topic": "topic “{title}”",
+        "question": "Question {i}/{total} · {title}{label}",
+        "task": "task {n}",
+        "skipped": "Skipped.",
+        "empty": "(empty answer: type an answer, :skip or :quit)",
+        "reference": "Reference answer:",
+        "should_have": "What the answer should have:",
+        "details": "More details:",
+        "follow_ups": "What they ask next:",
+    },
+    "ru": {
+        "help": "Пишите ответ в несколько строк; пустая строка — отправить.\n"
+        "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D).",
+        "summary": "Итог: вопросов {asked}, ответов {answered}, пропущено {skipped}{mean}. Ответы сохранены: {where}.",
+        "mean": ", средняя оценка {score}/100",
+        "none": "Здесь нет вопросов.",
+        "only_tasks": "Здесь нет вопросов — только практические задачи: добавьте --tasks.",
+        "start": "Тренировка: {count}, {where}.",
+        "all_topics": "все темы",
+        "topic": "тема «{title}»",
+        "question": "Вопрос {i}/{total} · {title}{label}",
+        "task": "задача {n}",
+        "skipped": "Пропущено.",
+        "empty": "(пустой ответ: напишите ответ, :skip или :quit)",
+        "reference": "Эталонный ответ:",
+        "should_have": "Что должно быть в ответе:",
+        "details": "Подробнее:",
+        "follow_ups": "Что спросят дальше:",
+    },
+}
+HELP: Final = TEXTS["en"]["help"]
+
+
+def count_questions(n: int, lang: str) -> str:
+    if lang == "ru":
+        return f"{n} {plural(n, 'вопрос', 'вопроса', 'вопросов')}"
+    return f"{n} question" + ("" if n == 1 else "s")
 
 
 def _now() -> datetime:
@@ -51,11 +95,11 @@ class Stats:
     revealed: int = 0
     coverage: float = 0.0
 
-    def line(self, where: str) -> str:
-        mean = f", средняя оценка {round(100 * self.coverage / self.answered)}/100" if self.answered else ""
-        return (
-            f"Итог: вопросов {self.asked}, ответов {self.answered}, пропущено {self.skipped}"
-            f"{mean}. Ответы сохранены: {where}."
+    def line(self, where: str, lang: str = "en") -> str:
+        texts = TEXTS[lang]
+        mean = texts["mean"].format(score=round(100 * self.coverage / self.answered)) if self.answered else ""
+        return texts["summary"].format(
+            asked=self.asked, answered=self.answered, skipped=self.skipped, mean=mean, where=where
         )
 
 
@@ -95,7 +139,10 @@ class Session:
         stdout: TextIO,
         rng: random.Random | None = None,
         grader: KeywordGrader | None = None,
+        lang: str = "en",
     ) -> None:
+        self.lang = lang if lang in TEXTS else "en"
+        self.texts = TEXTS[self.lang]
         self.bank = bank
         self.db = db
         self.grader = grader or KeywordGrader(bank.lexicon)
@@ -147,7 +194,7 @@ class Session:
         shown, so the reveal is noted too."""
         done = await answers.submit(
             self.db, self.grader, self.bank, ask=ask, question=q, user_id=TERMINAL_USER, chat_id=TERMINAL_CHAT,
-            message_id=None, text=text, lang="ru", clock=_now,
+            message_id=None, text=text, lang=self.lang, clock=_now,
         )  # fmt: skip
         await revealing.note_reveal(self.db, q, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER)
         assert done.outcome is not None  # the terminal's asks are never an interview's
@@ -163,11 +210,11 @@ class Session:
         total = min(n, len(candidates))
         if not candidates:
             tasks = not include_tasks and candidates_for(self.bank, topic.id if topic else None, include_tasks=True)
-            self.say("Здесь нет вопросов" + (" — только практические задачи: добавьте --tasks." if tasks else "."))
+            self.say(self.texts["only_tasks" if tasks else "none"])
             return self.stats
-        where = f"тема «{topic.title_ru}»" if topic else "все темы"
-        self.say(f"Тренировка: {total} {plural(total, 'вопрос', 'вопроса', 'вопросов')}, {where}.")
-        self.say(HELP)
+        where = self.texts["topic"].format(title=topic.title(self.lang)) if topic else self.texts["all_topics"]
+        self.say(self.texts["start"].format(count=count_questions(total, self.lang), where=where))
+        self.say(self.texts["help"])
         asked: set[str] = set()
         try:
             for i in range(1, total + 1):
@@ -185,18 +232,22 @@ class Session:
 
     def _question(self, q: Question, ask: Ask, i: int, total: int) -> None:
         topic = self.bank.topic(q.topic)
-        title = topic.title_ru if topic else q.topic
+        title = topic.title(self.lang) if topic else q.topic
         # the seed number a user can type (#463, задача 13); never an internal id
-        label = "" if q.number is None else (f"задача {q.number}" if q.kind == "task" else f"#{q.number}")
+        label = (
+            "" if q.number is None else (self.texts["task"].format(n=q.number) if q.kind == "task" else f"#{q.number}")
+        )
         self.say()
         self.say(RULE)
-        self.say(f"Вопрос {i}/{total} · {title}" + (f" · {label}" if label else ""))
+        self.say(self.texts["question"].format(i=i, total=total, title=title, label=f" · {label}" if label else ""))
+        if q.context:
+            self.say(q.context)
         self.say(q.text)
         self.say()
         text, ended = self._read_answer()
         if text == ":skip":
             self.stats.skipped += 1
-            self.say("Пропущено.")
+            self.say(self.texts["skipped"])
             return
         if text == ":answer":
             self.stats.revealed += 1
@@ -232,29 +283,39 @@ class Session:
                     return ":skip", False
                 if command in (":answer", ":a", ":show"):
                     return ":answer", False
-                self.say(HELP)
+                self.say(self.texts["help"])
                 continue
             if not line.strip():
                 if lines:
                     return "\n".join(lines), False
-                self.say("(пустой ответ: напишите ответ, :skip или :quit)")
+                self.say(self.texts["empty"])
                 continue
             lines.append(line)
 
     def _feedback(self, q: Question, grade: Grade, fallback: str = "") -> None:
         self.say()
-        for line in feedback_lines(q, grade, "ru", fallback=fallback):
+        for line in feedback_lines(q, grade, self.lang, fallback=fallback):
             self.say(line.text if line.kind in ("score", "heading", "note", "text") else f"  {line.text}")
 
     def _show_reference(self, q: Question, grade: Grade | None) -> None:
         self.say()
-        self.say("Эталонный ответ:")
+        self.say(self.texts["reference"])
         self.say(to_plain(q.answer))
         self.say()
-        self.say("Что должно быть в ответе:")
+        self.say(self.texts["should_have"])
         covered = set(grade.covered) if grade else set()
         for i, kp in enumerate(q.key_points):
             self.say(f"  {'✓' if i in covered else '•'} {kp.text}")
+        if q.details:
+            self.say()
+            self.say(self.texts["details"])
+            self.say(to_plain(q.details))
+        if q.follow_ups:
+            self.say()
+            self.say(self.texts["follow_ups"])
+            for f in q.follow_ups:
+                self.say(f"  • {f.question}")
+                self.say(f"    {f.answer}")
 
 
 def run_practice(
@@ -268,14 +329,15 @@ def run_practice(
     stdout: TextIO | None = None,
     rng: random.Random | None = None,
     grader: KeywordGrader | None = None,
+    lang: str = "en",
 ) -> Stats:
     out = stdout or sys.stdout
     db = Database(database_url)
     with asyncio.Runner() as runner:
         try:
-            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng, grader=grader)
+            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng, grader=grader, lang=lang)
             stats = session.run(topic=topic, n=n, include_tasks=include_tasks)
         finally:
             runner.run(db.close())
-    print(stats.line(describe_url(db.url)), file=out, flush=True)
+    print(stats.line(describe_url(db.url), session.lang), file=out, flush=True)
     return stats

@@ -37,6 +37,13 @@ class Pacer:
         """Telegram said "retry after": nobody sends until then."""
         self._paused_until = max(self._paused_until, self.clock() + seconds)
 
+    async def wait_if_paused(self) -> None:
+        """For a send that took its slot before a 429 arrived: wait out the pause before sending."""
+        left = self._paused_until - self.clock()
+        while left > 0:  # a second 429 during the wait extends it
+            await asyncio.sleep(left)
+            left = self._paused_until - self.clock()
+
     def _ready_at(self, chat_id: int, is_group: bool, now: float) -> float:
         at = max(now, self._next_slot, self._paused_until, self._chat_next.get(chat_id, 0.0))
         if is_group:

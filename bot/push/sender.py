@@ -217,6 +217,7 @@ class PushService:
             if quiz is None:
                 await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, "no quiz for this topic")
                 return False
+            await self.pacer.wait_if_paused()  # a 429 may have come while the quiz was built
             outcome = await self.channel.send_quiz(target, quiz)
         else:
             qid = await self._pick_question(claim)
@@ -224,6 +225,7 @@ class PushService:
                 await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, "no questions")
                 return False
             group = claim.chat_type != "private"
+            await self.pacer.wait_if_paused()  # a 429 may have come while the question was picked
             outcome = await self.channel.send_question(target, bank.questions[qid], bank, lang, group=group)
         if outcome.status is Status.SENT:
             await self._sent(claim, target, outcome, qid, quiz)
@@ -303,6 +305,7 @@ class PushService:
             ask = await asks.ask_by_message(session, item.chat_id, item.message_id)
             answered = await answers.answers_for_ask(session, ask.id) if ask else 0
         lang = item.language or self.settings.default_language
+        await self.pacer.wait_if_paused()
         outcome = await self.channel.send_reveal(
             item.chat_id, q, bank, lang, answered=answered, reply_to=item.message_id
         )

@@ -23,10 +23,25 @@ from bot.bank import Bank, Question
 from bot.core.grading import Grade
 from bot.db import answers, asks, cards
 from bot.db import interviews as interview_store
+from bot.db import voice as voice_store
 from bot.db.engine import Database
 from bot.db.models import Answer, Ask, Interview, InterviewItem
 from bot.services import interviews
 from bot.services.grading import KeywordGrader, Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """Where an answer's text came from when it was spoken: the voice (or video note, audio) file's
+    Telegram id, its length, the STT backend that transcribed it, the bot's message that shows the
+    transcript; ``corrects_id``: a typed text that corrects the transcript of that voice answer
+    (which is kept)."""
+
+    file_id: str | None
+    seconds: int | None
+    backend: str | None
+    corrects_id: int | None = None
+    shown_in: int | None = None  # the bot's message that shows the transcript
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +62,7 @@ async def record_answer(
     text: str,
     grade: Grade | None,
     now: datetime,
+    voice: Voice | None = None,
 ) -> Recorded:
     async with db.write() as session:
         if message_id is not None:  # the same message handled again (after a crash): stored once
@@ -59,6 +75,11 @@ async def record_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
             text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
         )  # fmt: skip
+        if voice is not None:
+            await voice_store.set_voice(
+                session, answer.id, file_id=voice.file_id, seconds=voice.seconds, backend=voice.backend,
+                corrects_id=voice.corrects_id, shown_in=voice.shown_in,
+            )  # fmt: skip
         if grade is not None:
             await cards.review_card(session, user_id, question_id, self_grade=None, coverage=grade.score, now=now)
         interview = await interview_store.item_for_ask(session, ask.id)
@@ -108,6 +129,8 @@ class Submitted:
     interview: tuple[Interview, InterviewItem] | None = None
     follow_up: str = ""
     follow_up_saved: bool = False
+    follow_up_reference: str = ""  # the bank's short answer to the follow-up just answered
+    answer_id: int | None = None  # the stored answer (None for a follow-up's answer)
 
 
 async def submit(
@@ -124,32 +147,52 @@ async def submit(
     lang: str,
     clock: Callable[[], datetime],
     on_stored: Callable[[], Awaitable[object]] | None = None,
+    voice: Voice | None = None,
 ) -> Submitted:
     """Store and grade an answer, review the FSRS card, move an interview on. The answer is in the
     database before this returns (and before ``on_stored`` runs, when grading is slow)."""
     pending = await interviews.pending_follow_up(db, ask=ask, user_id=user_id)
     if pending is not None:
         await interviews.answer_follow_up(db, *pending, text, now=clock())
-        return Submitted(follow_up_saved=True, interview=pending)
+        reference = interviews.follow_up_reference(bank.question(pending[1].question_id), pending[1].follow_up)
+        return Submitted(follow_up_saved=True, interview=pending, follow_up_reference=reference)
     if grader.name == "keywords":
         outcome = Outcome(grader.grade_sync(question, text, bank.lexicon))
         recorded = await record_answer(
             db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, grade=outcome.grade, now=clock(),
+            text=text, grade=outcome.grade, now=clock(), voice=voice,
         )  # fmt: skip
     else:
         recorded = await record_answer(
             db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, grade=None, now=clock(),
+            text=text, grade=None, now=clock(), voice=voice,
         )  # fmt: skip
         if on_stored is not None:
             await on_stored()
         outcome = await grader.grade(question, text, lang=lang, user_key=str(user_id), lexicon=bank.lexicon)
         await apply_grade(db, answer=recorded.answer, grade=outcome.grade, now=clock())
     if recorded.interview is not None and interviews.is_current(*recorded.interview, user_id):
-        follow_up = await interviews.record_answer(db, *recorded.interview, outcome.grade, now=clock())
-        return Submitted(recorded.again, outcome, recorded.interview, follow_up)
-    return Submitted(recorded.again, outcome)
+        follow_up = await interviews.record_answer(
+            db, *recorded.interview, outcome.grade, now=clock(), question=question
+        )
+        return Submitted(recorded.again, outcome, recorded.interview, follow_up, answer_id=recorded.answer.id)
+    return Submitted(recorded.again, outcome, answer_id=recorded.answer.id)
+
+
+async def note_transcript_message(db: Database, *, answer_id: int, message_id: int) -> None:
+    """The bot's message that shows a voice answer's transcript (a text reply to it corrects it)."""
+    async with db.write() as session:
+        await voice_store.set_transcript_message(session, answer_id, message_id)
+
+
+async def voice_answer_shown_in(db: Database, *, chat_id: int, message_id: int) -> tuple[Answer, Ask] | None:
+    """The voice answer (and its question) whose transcript this message of the bot shows."""
+    async with db.read() as session:
+        answer = await voice_store.answer_by_transcript(session, chat_id, message_id)
+        if answer is None or answer.ask_id is None:
+            return None
+        ask = await asks.get_ask(session, answer.ask_id)
+        return (answer, ask) if ask is not None else None
 
 
 async def self_assess(

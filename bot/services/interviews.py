@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.bank import Bank, Question
+from bot.bank import Bank, FollowUp, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
 from bot.core import interview as core
@@ -24,6 +24,7 @@ from bot.db.engine import Database
 from bot.db.models import Ask, AskSource, Interview, InterviewItem, InterviewStatus
 
 STOP_WORDS = frozenset({"stop", "стоп", "end", "закончить", "abandon"})
+DEEP_WORDS = frozenset({"deep", "глубоко", "подробно", "вглубь"})
 FOLLOW_UP_LIMIT = 400
 
 
@@ -35,6 +36,7 @@ class Request:
     topics: tuple[str, ...] = ()
     time_limit: int | None = None  # seconds per question
     stop: bool = False  # «/interview stop»
+    deep: bool = False  # «/interview 5 deep»: an interviewer's follow-up after each answer
 
 
 def parse_request(catalog: Catalog, words: Sequence[str]) -> Request | None:
@@ -42,8 +44,11 @@ def parse_request(catalog: Catalog, words: Sequence[str]) -> Request | None:
     topic (the usage is shown then)."""
     if words and words[0].lower() in STOP_WORDS:
         return Request(stop=True)
-    size, topics, limit = core.DEFAULT_SIZE, [], None
+    size, topics, limit, deep = core.DEFAULT_SIZE, [], None, False
     for token in words:
+        if token.lower() in DEEP_WORDS:
+            deep = True
+            continue
         if is_number(token):
             size = max(1, min(core.MAX_SIZE, int(token)))
             continue
@@ -55,7 +60,7 @@ def parse_request(catalog: Catalog, words: Sequence[str]) -> Request | None:
         if topic is None:
             return None
         topics.append(topic.id)
-    return Request(size, tuple(topics), limit)
+    return Request(size, tuple(topics), limit, deep=deep)
 
 
 async def open_interview(db: Database, *, user_id: int, chat_id: int) -> Interview | None:
@@ -74,7 +79,14 @@ async def start(
         return None
     async with db.write() as session:
         return await interview_store.create_interview(
-            session, user_id, chat_id, chosen, topics=request.topics, time_limit=request.time_limit, now=now
+            session,
+            user_id,
+            chat_id,
+            chosen,
+            topics=request.topics,
+            time_limit=request.time_limit,
+            now=now,
+            deep=request.deep,
         )
 
 
@@ -136,11 +148,34 @@ async def pending_follow_up(db: Database, *, ask: Ask, user_id: int) -> tuple[In
     return pending
 
 
-async def record_answer(db: Database, interview: Interview, item: InterviewItem, grade: Grade, *, now: datetime) -> str:
+def bank_follow_up(q: Question, position: int) -> FollowUp | None:
+    """The follow-up a deep interview asks after question ``position`` (they take turns)."""
+    return q.follow_ups[position % len(q.follow_ups)] if q.follow_ups else None
+
+
+def follow_up_reference(q: Question | None, asked: str | None) -> str:
+    """The bank's short answer to a follow-up that was asked, or "" (the LLM examiner's own)."""
+    if q is None or not asked:
+        return ""
+    return next((f.answer for f in q.follow_ups if f.question == asked), "")
+
+
+async def record_answer(
+    db: Database,
+    interview: Interview,
+    item: InterviewItem,
+    grade: Grade,
+    *,
+    now: datetime,
+    question: Question | None = None,
+) -> str:
     """The answer to the current question was stored and graded: note it on the item and move on,
-    unless the LLM examiner asked a follow-up (returned; one per question, the interview moves on
-    after its answer or /skip)."""
+    unless a follow-up is asked (returned; one per question, the interview moves on after its
+    answer or /skip): the LLM examiner's, or in a deep interview the bank's."""
     follow_up = grade.follow_up.strip()[:FOLLOW_UP_LIMIT] if grade.backend == "llm" else ""
+    if not follow_up and interview.deep and question is not None:
+        chosen = bank_follow_up(question, item.position)
+        follow_up = chosen.question[:FOLLOW_UP_LIMIT] if chosen else ""
     async with db.write() as session:
         await interview_store.item_answered(
             session, interview.id, item.position, coverage=grade.score, follow_up=follow_up or None, now=now

@@ -7,7 +7,7 @@ language, and returns plain JSON-ready dicts.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -79,8 +79,39 @@ def verdict(coverage: float | None) -> str | None:
 # Progress -------------------------------------------------------------------------------------
 
 
+class ProgressCache:
+    """The aggregated answers of recent users, each kept with the mark it was read at
+    (:func:`bot.db.webapp.answers_mark`): reused while the mark is unchanged, so opening the app
+    again reads two small aggregates instead of every answer. Per process; checked against the
+    database on every use, so several instances never show stale data."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[int, int], tuple[tuple[Any, ...], webapp_db.AnswerStats]] = OrderedDict()
+
+    def get(self, key: tuple[int, int], mark: tuple[Any, ...]) -> webapp_db.AnswerStats | None:
+        found = self._items.get(key)
+        if found is None or found[0] != mark:
+            return None
+        self._items.move_to_end(key)
+        return found[1]
+
+    def put(self, key: tuple[int, int], mark: tuple[Any, ...], value: webapp_db.AnswerStats) -> None:
+        self._items[key] = (mark, value)
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
 async def progress(
-    db: Database, catalog: Catalog, *, user_id: int, now: datetime, tz: tzinfo, lang: str
+    db: Database,
+    catalog: Catalog,
+    *,
+    user_id: int,
+    now: datetime,
+    tz: tzinfo,
+    lang: str,
+    cache: ProgressCache | None = None,
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
     (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points."""
@@ -88,10 +119,15 @@ async def progress(
     half_year_ago = now - timedelta(days=182)
     whole = all((i.utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0)
                 for i in (now.astimezone(tz), half_year_ago.astimezone(tz)))  # fmt: skip
+    slot_seconds = webapp_db.HOUR if whole else webapp_db.QUARTER
+    key = (user_id, slot_seconds)
     async with db.read() as session:
-        found = await webapp_db.answer_stats(
-            session, user_id, slot_seconds=webapp_db.HOUR if whole else webapp_db.QUARTER
-        )
+        mark = await webapp_db.answers_mark(session, user_id) if cache is not None else ()
+        found = cache.get(key, mark) if cache is not None else None
+        if found is None:
+            found = await webapp_db.answer_stats(session, user_id, slot_seconds=slot_seconds)
+            if cache is not None:
+                cache.put(key, mark, found)
         cards = await webapp_db.card_stats(session, user_id)
     bank = catalog.bank
     today = now.astimezone(tz).date()
@@ -219,6 +255,7 @@ def topics(catalog: Catalog, lang: str, done: set[str]) -> list[dict[str, Any]]:
             "answered": sum(1 for qid in ids if qid in done),
         }
         for topic in bank.topics
+        if bank.topic_question_ids(topic.id)
     ]
 
 
@@ -250,17 +287,15 @@ def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> d
     if q is None:
         return None
     terms = [_term_ref(term, lang) for tid in q.terms if (term := bank.term(tid)) is not None]
-    details: str | None = getattr(q, "details", None)
-    context: str | None = getattr(q, "context", None)
-    follow_ups: Iterable[Any] = getattr(q, "follow_ups", ())
+    details = q.details
     return {
         **question_item(q, bank, lang, done),
         "topic_id": q.topic,
         "answer_html": to_html(q.answer),
         "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
         "details_html": to_html(details) if details else None,
-        "context_html": to_html(context) if context else None,
-        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in follow_ups],
+        "context": q.context,  # one line that makes a seed question understandable alone
+        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in q.follow_ups],
         "terms": terms,
     }
 

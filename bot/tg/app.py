@@ -52,11 +52,24 @@ from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services import grading
+from bot.services import voice as voice_answers
 from bot.services.grading import build_grader
 from bot.tg import callbacks
 from bot.tg.common import answer_query, load_update_state, on_unknown_command, tell_chat
 from bot.tg.context import Ctx, Services
-from bot.tg.handlers import admin, browse, daily, inline, interview, practice, progress, questions, quiz, start
+from bot.tg.handlers import (
+    admin,
+    browse,
+    daily,
+    inline,
+    interview,
+    practice,
+    progress,
+    questions,
+    quiz,
+    start,
+    voice,
+)
 from bot.tg.inbox import Inbox
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
@@ -80,6 +93,7 @@ def _on(
 CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
     [
         _on(callbacks.Reveal, questions.cb_reveal),
+        _on(callbacks.Details, questions.cb_details),
         _on(callbacks.QuestionTerms, questions.cb_glossary),
         _on(callbacks.Next, questions.cb_next),
         _on(callbacks.SearchResult, questions.cb_search_result),
@@ -323,17 +337,15 @@ def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND, questions.on_answer_text)
     )
+    # Voice answers: a voice message, a video note or an audio file (transcribed, or a line why not).
     app.add_handler(
         MessageHandler(
-            filters.UpdateType.MESSAGE
-            & (
-                filters.PHOTO
-                | filters.VOICE
-                | filters.Sticker.ALL
-                | filters.Document.ALL
-                | filters.VIDEO
-                | filters.AUDIO
-            ),
+            filters.UpdateType.MESSAGE & (filters.VOICE | filters.VIDEO_NOTE | filters.AUDIO), voice.on_voice
+        )
+    )
+    app.add_handler(
+        MessageHandler(
+            filters.UpdateType.MESSAGE & (filters.PHOTO | filters.Sticker.ALL | filters.Document.ALL | filters.VIDEO),
             questions.on_non_text,
         )
     )
@@ -423,6 +435,8 @@ async def _post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None
     services: Services = app.bot_data["services"]
     if services.warm_up is not None:
         services.warm_up.cancel()
+    if services.voice is not None:
+        services.voice.close()
     await services.db.close()
     if services.db.is_sqlite:
         release_sender_lock(services.db.url)
@@ -464,6 +478,7 @@ def build_application(
         catalog_holder=CatalogHolder(Catalog.build(bank)),
         metrics=Metrics(),
         grader=build_grader(settings, db=database),
+        voice=voice_answers.build(settings, database),
     )
     if clock is not None:
         services.clock = clock
@@ -476,7 +491,7 @@ def build_application(
 
 def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False) -> None:
     """Run until SIGTERM/SIGINT: long polling, or a webhook (``--webhook`` / WEBHOOK_URL)."""
-    secrets = (settings.webhook_secret, settings.llm_api_key)
+    secrets = (settings.webhook_secret, settings.llm_api_key, settings.stt_api_key)
     setup_logging(settings.log_level, settings.log_format, token, [s.get_secret_value() for s in secrets if s])
     app = build_application(settings, bank, token)
     asyncio.run(serve(app, settings, webhook=webhook or settings.webhook_url is not None))

@@ -121,6 +121,22 @@ class Reveal(ButtonData):
 
 
 @dataclass(frozen=True, slots=True)
+class Details(ButtonData):
+    """«Подробнее»: the rest of a reference answer (pitfalls, numbers, sources)."""
+
+    OP = "dt"
+    question_id: str
+
+    def parts(self) -> tuple[object, ...]:
+        return (self.question_id,)
+
+    @classmethod
+    def parse(cls, op: str, rest: str | None) -> Details:
+        parts = _split(rest, 1)
+        return cls(_id(parts[0]))
+
+
+@dataclass(frozen=True, slots=True)
 class QuestionTerms(ButtonData):
     """«Термины»: the glossary terms of a question."""
 
@@ -475,7 +491,7 @@ class BoardToggle(ButtonData):
 
 
 KINDS: Final[tuple[type[ButtonData], ...]] = (
-    Reveal, QuestionTerms, AskQuestion, Next, SearchResult, NextSearchResult, ConfirmShort, DropShort,
+    Reveal, Details, QuestionTerms, AskQuestion, Next, SearchResult, NextSearchResult, ConfirmShort, DropShort,
     TermCard, TopicFilter, GlossaryPage, GlossaryTopics, GlossaryTopic, SearchPage,
     Language, DailyAction, SelfAssess, Chosen, NextReview, InterviewAction, Forget, BoardPeriod, BoardToggle,
 )  # fmt: skip

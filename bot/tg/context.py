@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bot.db.models import Chat, User
     from bot.metrics import Metrics
     from bot.push.sender import PushService
+    from bot.services.voice import VoiceAnswers
     from bot.tg.inbox import Inbox
 
 
@@ -42,6 +43,7 @@ class Services:
     grader: KeywordGrader = field(default_factory=KeywordGrader)
     inbox: Inbox | None = None
     warm_up: asyncio.Task[None] | None = None  # the grader's phrases prepared after start-up
+    voice: VoiceAnswers | None = None  # voice answers (None: off)
 
     @property
     def catalog(self) -> Catalog:

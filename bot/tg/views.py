@@ -19,6 +19,7 @@ from bot.tg.callbacks import (
     ButtonData,
     Chosen,
     ConfirmShort,
+    Details,
     DropShort,
     GlossaryPage,
     GlossaryTopic,
@@ -92,6 +93,23 @@ def _header(q: Question, bank: Bank, lang: str) -> str:
     )
 
 
+def _context(q: Question) -> str:
+    """The line shown above a seed question that makes no sense alone («Какие виды знаешь?»)."""
+    return f"<i>{escape(q.context)}</i>" if q.context else ""
+
+
+def details_button(q: Question, lang: str) -> InlineKeyboardButton:
+    return _btn(t(lang, "btn.details"), Details(q.id))
+
+
+def follow_ups_block(q: Question, lang: str) -> str:
+    """«Что спросят дальше»: each follow-up with its short answer folded under it."""
+    items = [
+        f"• <b>{escape(f.question)}</b>\n<blockquote expandable>{escape(f.answer)}</blockquote>" for f in q.follow_ups
+    ]
+    return t(lang, "follow_ups") + "\n" + "\n".join(items)
+
+
 def next_button(lang: str, topic: str | None = None, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
     """«Следующий»: the next search result when the question came from a search, the same topic
     when it came from one (`/q lora`), else by the chat's filter."""
@@ -122,7 +140,7 @@ def question_view(
     next_search: tuple[int, str] | None = None,
 ) -> View:
     hint = t(lang, "question_hint_group" if group else "question_hint_private")
-    parts = [note, _header(q, bank, lang), f"<b>{escape(q.text)}</b>", hint]
+    parts = [note, _header(q, bank, lang), _context(q), f"<b>{escape(q.text)}</b>", hint]
     return View("\n\n".join(p for p in parts if p), question_keyboard(q, lang, next_topic, next_search))
 
 
@@ -134,10 +152,14 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
         blocks.insert(0, lead)
     points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
+    if q.follow_ups:
+        blocks.append(follow_ups_block(q, lang))
     terms = [bank.term(tid) for tid in q.terms]
     rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms if term is not None]
     if rows:
         blocks.append(t(lang, "answer_terms"))
+    if q.details:
+        rows.append([details_button(q, lang)])
     rows.append([_btn(t(lang, "btn.next"), Next())])
     messages = pack(blocks, TELEGRAM_TEXT_LIMIT)
     views = [View(m) for m in messages[:-1]]
@@ -145,9 +167,20 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     return views
 
 
+def details_views(q: Question, lang: str) -> list[View]:
+    """«Подробнее»: the rest of the reference answer, with «Следующий» under it."""
+    head = t(lang, "details_header", kind_label=_kind_label(q, lang))
+    blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.details or "")]
+    messages = pack(blocks, TELEGRAM_TEXT_LIMIT)
+    views = [View(m) for m in messages[:-1]]
+    views.append(View(messages[-1], InlineKeyboardMarkup([[_btn(t(lang, "btn.next"), Next())]])))
+    return views
+
+
 def inline_card(q: Question, bank: Bank, lang: str) -> str:
     """A question shared into any chat (inline mode): the bot may not be there, so answers go to it."""
-    return "\n\n".join([_header(q, bank, lang), f"<b>{escape(q.text)}</b>", t(lang, "inline.hint")])
+    parts = [_header(q, bank, lang), _context(q), f"<b>{escape(q.text)}</b>", t(lang, "inline.hint")]
+    return "\n\n".join(p for p in parts if p)
 
 
 def question_terms_view(q: Question, bank: Bank, lang: str) -> View:
@@ -353,11 +386,14 @@ def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:
 def after_assessment_keyboard(
     q: Question, lang: str, next_op: str = "n", next_topic: str | None = None, chosen: str = ""
 ) -> InlineKeyboardMarkup:
-    """After «Знал / Частично / Не знал»: that row becomes the chosen grade; «Показать ответ» and
-    «Следующий» stay (none of them in a mock interview, where the next question comes by itself)."""
+    """After «Знал / Частично / Не знал»: that row becomes the chosen grade; «Показать ответ»,
+    «Подробнее» (where the answer has details) and «Следующий» stay (none of them in a mock
+    interview, where the next question comes by itself)."""
     rows = [[_btn(f"✓ {chosen}", Chosen())]] if chosen else []
     if next_op:
         tail = [_btn(t(lang, "btn.reveal"), Reveal(q.id))]
+        if q.details:
+            tail.append(details_button(q, lang))
         tail.append(
             _btn(t(lang, "practice.next_review"), NextReview()) if next_op == "rv" else next_button(lang, next_topic)
         )

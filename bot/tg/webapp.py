@@ -90,6 +90,7 @@ class MiniApp:
         self.services = services
         self.assets = load_assets()
         self._members: dict[tuple[int, int], tuple[bool, float]] = {}
+        self.progress_cache = service.ProgressCache()
 
     def add_routes(self, web_app: web.Application) -> None:
         r = web_app.router
@@ -187,7 +188,9 @@ class MiniApp:
 
     async def progress(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
         s = self.services
-        data = await service.progress(s.db, s.catalog, user_id=user.id, now=s.clock(), tz=viewer.tz, lang=viewer.lang)
+        data = await service.progress(
+            s.db, s.catalog, user_id=user.id, now=s.clock(), tz=viewer.tz, lang=viewer.lang, cache=self.progress_cache
+        )
         return _json(request, data)
 
     async def topics(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:

@@ -77,7 +77,8 @@ def started_text(bank: Bank, request: interviews.Request, size: int, lang: str) 
     return t(
         lang, "interview.started", size=count_questions(size, lang),
         topics=t(lang, "interview.topics_label", topics=names) if request.topics else "",
-        limit=f" · ⏱ {_clock(request.time_limit)}" if request.time_limit else "",
+        limit=(f" · ⏱ {_clock(request.time_limit)}" if request.time_limit else "")
+        + (t(lang, "interview.deep_label") if request.deep else ""),
     )  # fmt: skip
 
 
@@ -99,30 +100,35 @@ async def _ask_current(update: Update, context: Ctx, interview: Interview) -> No
 
 
 async def after_interview_answer(
-    update: Update, context: Ctx, done: answers.Submitted, status: Message | None = None
-) -> None:
+    update: Update, context: Ctx, done: answers.Submitted, status: Message | None = None, *, prefix: str = ""
+) -> Message | None:
     """After an interview's answer is stored: short feedback (or the follow-up), then the next
-    question (or the report)."""
+    question (or the report). ``prefix``: a voice answer's transcript, shown above the feedback in
+    ``status``. Returns the message with the feedback."""
     assert done.interview is not None
     interview, item = done.interview
     lang = context.lang
     if done.follow_up_saved:
-        await reply_text(update, t(lang, "interview.follow_up_saved"))
+        saved = t(lang, "interview.follow_up_saved")
+        if done.follow_up_reference:
+            saved += "\n" + t(lang, "interview.follow_up_reference", answer=escape(done.follow_up_reference))
+        shown = await show(update, View(prefix + saved), status)
         await _ask_current(update, context, interview)
-        return
+        return shown
     assert done.outcome is not None
     grade = done.outcome.grade
     q = context.services.catalog.bank.questions[item.question_id]
-    head = f"{MARKS[grade.verdict]} " + t(lang, "interview.header", n=item.position + 1, size=interview.size)
+    head = prefix + f"{MARKS[grade.verdict]} " + t(lang, "interview.header", n=item.position + 1, size=interview.size)
     view = feedback_view(
         q, replace(grade, follow_up=""), lang, head=head, next_op=None, with_reveal=False,
         fallback=done.outcome.fallback,
     )  # fmt: skip
-    await show(update, view, status)
+    shown = await show(update, view, status)
     if done.follow_up:
         await reply_text(update, t(lang, "interview.follow_up", question=escape(done.follow_up)))
-        return
+        return shown
     await _ask_current(update, context, interview)
+    return shown
 
 
 async def cmd_skip(update: Update, context: Ctx) -> None:

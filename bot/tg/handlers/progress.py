@@ -202,6 +202,10 @@ def _answer_meta(a: ExportedAnswer, lang: str, tz: tzinfo) -> str:
         parts.append(t(lang, "progress.export.self", grade=t(lang, f"progress.grade.{a.self_grade}")))
     if a.edited:
         parts.append(t(lang, "progress.export.edited"))
+    if a.voice_seconds is not None:
+        parts.append(t(lang, "progress.export.voice", seconds=a.voice_seconds))
+    if a.corrects_voice:
+        parts.append(t(lang, "progress.export.corrected"))
     return " · ".join(parts)
 
 

@@ -16,6 +16,7 @@ from bot.services import answers, asking, revealing
 from bot.tg.callbacks import (
     AskQuestion,
     ConfirmShort,
+    Details,
     DropShort,
     Next,
     NextSearchResult,
@@ -37,8 +38,10 @@ from bot.tg.common import (
 )
 from bot.tg.context import Ctx
 from bot.tg.views import (
+    View,
     answer_views,
     confirm_short_view,
+    details_views,
     feedback_view,
     my_answer_view,
     nothing_found_view,
@@ -83,7 +86,7 @@ async def cmd_q(update: Update, context: Ctx) -> None:
         await reply(update, nothing_found_view(context.services.catalog.bank, arg, context.lang))
 
 
-async def _pending_ask(update: Update, context: Ctx) -> Ask | None:
+async def pending_ask(update: Update, context: Ctx) -> Ask | None:
     """The question a message refers to: the replied-to question, else (private) the pending one."""
     message, chat = update.effective_message, update.effective_chat
     assert message is not None and chat is not None
@@ -119,7 +122,7 @@ async def cmd_answer(update: Update, context: Ctx) -> None:
             return
         await reveal(update, context, q)
         return
-    ask = await _pending_ask(update, context)
+    ask = await pending_ask(update, context)
     if ask is None:
         await reply_text(update, t(context.lang, "no_question_for_answer"))
         return
@@ -146,7 +149,9 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
     chat, user = update.effective_chat, update.effective_user
     if message is None or chat is None or user is None or not message.text:
         return
-    ask = await _pending_ask(update, context)
+    if await _corrects_transcript(update, context, message, user.id):
+        return
+    ask = await pending_ask(update, context)
     if ask is None:
         if chat.type == ChatType.PRIVATE:
             await reply_text(update, t(context.lang, "no_pending"))
@@ -160,6 +165,28 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         await reply(update, view, quote=is_group(update))
         return
     await submit_answer(update, context, ask, q, message.text, message.message_id)
+
+
+async def _corrects_transcript(update: Update, context: Ctx, message: Message, user_id: int) -> bool:
+    """A text reply to the bot's transcript of the user's own voice answer: the corrected answer
+    (graded like any answer; the transcript stays stored). False for any other message."""
+    replied = message.reply_to_message
+    if replied is None or replied.from_user is None or replied.from_user.id != context.bot.id:
+        return False
+    s = context.services
+    found = await answers.voice_answer_shown_in(s.db, chat_id=message.chat_id, message_id=replied.message_id)
+    if found is None or found[0].user_id != user_id:
+        return False
+    spoken, ask = found
+    q = s.catalog.bank.question(ask.question_id)
+    if q is None:
+        await reply_text(update, t(context.lang, "question_gone"), quote=True)
+        return True
+    text = message.text or ""
+    voice = answers.Voice(spoken.voice_file_id, spoken.voice_seconds, spoken.stt_backend, corrects_id=spoken.id)
+    head = t(context.lang, "voice.corrected")
+    await submit_answer(update, context, ask, q, text, message.message_id, voice=voice, head=head)
+    return True
 
 
 async def cb_confirm_short(update: Update, context: Ctx, data: ConfirmShort | DropShort) -> None:
@@ -182,39 +209,67 @@ async def cb_confirm_short(update: Update, context: Ctx, data: ConfirmShort | Dr
     await submit_answer(update, context, ask, q, data.text, None)
 
 
-async def submit_answer(update: Update, context: Ctx, ask: Ask, q: Question, text: str, message_id: int | None) -> None:
+async def submit_answer(
+    update: Update,
+    context: Ctx,
+    ask: Ask,
+    q: Question,
+    text: str,
+    message_id: int | None,
+    *,
+    status: Message | None = None,
+    prefix: str = "",
+    voice: answers.Voice | None = None,
+    head: str = "",
+) -> Message | None:
     """Store the answer, grade it, review the card, reply with feedback (or move the interview on).
-    With the LLM examiner, the answer is stored first and «⏳ Проверяю…» is edited into the result."""
+    With the LLM examiner, the answer is stored first and «⏳ Проверяю…» is edited into the result.
+
+    A voice answer passes the «🎙 Расшифровываю…» message as ``status`` (edited into ``prefix``, the
+    transcript, above the feedback) and its ``voice``; the message that shows the transcript is
+    noted, so a text reply to it corrects the transcript. Returns the message with the feedback."""
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
     s = context.services
-    status: Message | None = None
 
     async def checking() -> None:
         nonlocal status
-        status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
+        if status is not None:
+            status = await show(update, View(prefix + t(context.lang, "practice.checking")), status)
+        else:
+            status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
         with contextlib.suppress(TelegramError):  # only a hint that the bot is working
             await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
 
     done = await answers.submit(
         s.db, s.grader, s.catalog.bank, ask=ask, question=q, user_id=user.id, chat_id=chat.id,
-        message_id=message_id, text=text, lang=context.lang, clock=s.clock, on_stored=checking,
+        message_id=message_id, text=text, lang=context.lang, clock=s.clock, on_stored=checking, voice=voice,
     )  # fmt: skip
     if s.metrics is not None and not done.follow_up_saved:
         s.metrics.answers.inc()
     if done.follow_up_saved or done.interview is not None:
         from bot.tg.handlers.interview import after_interview_answer
 
-        await after_interview_answer(update, context, done, status)
-        return
-    assert done.outcome is not None
-    head = t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
-    view = feedback_view(
+        shown = await after_interview_answer(update, context, done, status, prefix=prefix)
+    else:
+        assert done.outcome is not None
+        head = head or t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
+        view = _feedback(update, context, ask, q, done, prefix + head)
+        shown = await show(update, view, status, quote=is_group(update))
+    noted = voice.shown_in if voice else None
+    if prefix and shown is not None and done.answer_id is not None and shown.message_id != noted:
+        await answers.note_transcript_message(s.db, answer_id=done.answer_id, message_id=shown.message_id)
+    return shown
+
+
+def _feedback(update: Update, context: Ctx, ask: Ask, q: Question, done: answers.Submitted, head: str) -> View:
+    user = update.effective_user
+    assert done.outcome is not None and user is not None
+    return feedback_view(
         q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == AskSource.REVIEW else "n",
         fallback=done.outcome.fallback, next_topic=q.topic if ask.source == AskSource.TOPIC else None,
         answerer=user.id if is_group(update) else None,
     )  # fmt: skip
-    await show(update, view, status, quote=is_group(update))
 
 
 async def on_edited_answer(update: Update, context: Ctx) -> None:
@@ -248,6 +303,16 @@ async def cb_reveal(update: Update, context: Ctx, data: Reveal) -> None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
     await reveal(update, context, q)
+
+
+async def cb_details(update: Update, context: Ctx, data: Details) -> None:
+    q = context.services.catalog.bank.question(data.question_id)
+    chat = update.effective_chat
+    if q is None or not q.details or chat is None:
+        await reply_text(update, t(context.lang, "question_gone"))
+        return
+    for view in details_views(q, context.lang):
+        await send_view(context, chat.id, view)
 
 
 async def cb_glossary(update: Update, context: Ctx, data: QuestionTerms) -> None:

@@ -2,7 +2,7 @@
 (user_id, question_id, covered) for the weakest key points
 
 Revision ID: m7c41e9a2b05
-Revises: b3f1c2d4e5a6
+Revises: v7c41e9a2b3d
 Create Date: 2026-12-02 01:20:00
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "m7c41e9a2b05"
-down_revision: str | None = "b3f1c2d4e5a6"
+down_revision: str | None = "v7c41e9a2b3d"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
