@@ -102,6 +102,13 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             # the Telegram theme is followed (a dark background from the theme parameters)
             assert await b.js("getComputedStyle(document.body).backgroundColor") == "rgb(23, 33, 43)"
             shots.append(await shot("1-progress.png"))
+            # keyboard: Tab reaches the first section button with a visible focus ring, Enter opens it
+            await b.key("Tab", 9)
+            assert await b.js("document.activeElement.id") == "tab-progress"
+            assert await b.js("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+            await b.key("Tab", 9)
+            await b.key("Enter", 13, "\r")
+            await b.wait("document.getElementById('tab-bank').getAttribute('aria-selected') === 'true'")
 
             # Bank: the same search as /search, Russian endings included
             await b.js("document.getElementById('tab-bank').click()")

@@ -16,7 +16,8 @@ from bot.db.models import Answer, Card, Chat
 
 @dataclass(frozen=True, slots=True)
 class QuestionStat:
-    """One question the user answered: how often, the latest coverage and self-assessment given."""
+    """One question the user answered: how often, and the grade and self-assessment of the latest
+    answer (None where that answer has none)."""
 
     question_id: str
     answers: int
@@ -80,14 +81,14 @@ async def answer_stats(session: AsyncSession, user_id: int, *, slot_seconds: int
     mine = Answer.user_id == user_id
     slot = _slot(session, slot_seconds).label("slot")
     slots = await session.execute(select(slot, func.count()).where(mine).group_by(slot))
-    counts = await session.execute(select(Answer.question_id, func.count()).where(mine).group_by(Answer.question_id))
-    latest: dict[str, dict[str, Any]] = {}
-    for column in (Answer.coverage, Answer.self_grade):
-        newest = (
-            select(func.max(Answer.id)).where(mine, column.is_not(None)).group_by(Answer.question_id).scalar_subquery()
-        )
-        rows = await session.execute(select(Answer.question_id, column).where(Answer.id.in_(newest)))
-        latest[column.key] = dict(rows.tuples().all())
+    per_question = await session.execute(
+        select(Answer.question_id, func.count(), func.max(Answer.id)).where(mine).group_by(Answer.question_id)
+    )  # an index-only read
+    counts = per_question.tuples().all()
+    latest = await session.execute(
+        select(Answer.question_id, Answer.coverage, Answer.self_grade).where(Answer.id.in_([n for _, _, n in counts]))
+    )
+    found = {qid: (coverage, grade) for qid, coverage, grade in latest.tuples().all()}
     covered = await session.execute(
         select(Answer.question_id, Answer.covered, func.count())
         .where(mine, Answer.covered.is_not(None))
@@ -95,10 +96,7 @@ async def answer_stats(session: AsyncSession, user_id: int, *, slot_seconds: int
     )
     return AnswerStats(
         slots=[(_slot_start(value, slot_seconds), int(count)) for value, count in slots.tuples().all()],
-        questions=[
-            QuestionStat(qid, int(n), latest["coverage"].get(qid), latest["self_grade"].get(qid))
-            for qid, n in counts.tuples().all()
-        ],
+        questions=[QuestionStat(qid, int(n), *found.get(qid, (None, None))) for qid, n, _ in counts],
         covered=[(qid, text or "", int(n)) for qid, text, n in covered.tuples().all()],
     )
 

@@ -79,28 +79,54 @@ def verdict(coverage: float | None) -> str | None:
 # Progress -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A user's answers as the progress screen needs them, in one zone and against one bank."""
+
+    per_day: Counter[date]  # answers per local day
+    summary: dict[str, stats.QuestionSummary]  # per question: answers, latest coverage and grade
+    weakest: list[tuple[str, int, int, int]]  # (question, key point, times missed, times graded)
+
+
 class ProgressCache:
-    """The aggregated answers of recent users, each kept with the mark it was read at
+    """Digests of recent users' answers, each kept with the mark it was read at
     (:func:`bot.db.webapp.answers_mark`): reused while the mark is unchanged, so opening the app
-    again reads two small aggregates instead of every answer. Per process; checked against the
-    database on every use, so several instances never show stale data."""
+    again reads two small aggregates instead of the answers. Per process, checked against the
+    database on every use (several instances never show stale data); keyed by the zone and the
+    bank too (a /reload makes new digests)."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[int, int], tuple[tuple[Any, ...], webapp_db.AnswerStats]] = OrderedDict()
+        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Digest]] = OrderedDict()
 
-    def get(self, key: tuple[int, int], mark: tuple[Any, ...]) -> webapp_db.AnswerStats | None:
+    def get(self, key: tuple[Any, ...], mark: tuple[Any, ...]) -> Digest | None:
         found = self._items.get(key)
         if found is None or found[0] != mark:
             return None
         self._items.move_to_end(key)
         return found[1]
 
-    def put(self, key: tuple[int, int], mark: tuple[Any, ...], value: webapp_db.AnswerStats) -> None:
+    def put(self, key: tuple[Any, ...], mark: tuple[Any, ...], value: Digest) -> None:
         self._items[key] = (mark, value)
         self._items.move_to_end(key)
         while len(self._items) > self.size:
             self._items.popitem(last=False)
+
+
+def _slot_seconds(now: datetime, tz: tzinfo) -> int:
+    """Answers are counted per UTC hour, per quarter hour in zones such as Asia/Kolkata."""
+    instants = (now, now - timedelta(days=182))
+    whole = all((i.astimezone(tz).utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0) for i in instants)
+    return webapp_db.HOUR if whole else webapp_db.QUARTER
+
+
+def digest(found: webapp_db.AnswerStats, bank: Bank, tz: tzinfo) -> Digest:
+    per_day: Counter[date] = Counter()
+    for slot, count in found.slots:
+        per_day[slot.astimezone(tz).date()] += count
+    summary = {q.question_id: stats.QuestionSummary(q.question_id, q.answers, q.coverage, q.self_grade)
+               for q in found.questions}  # fmt: skip
+    return Digest(per_day, summary, _weakest_points(bank, found.covered))
 
 
 async def progress(
@@ -115,43 +141,38 @@ async def progress(
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
     (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points."""
-    # answers are counted per UTC hour (per quarter in zones such as Asia/Kolkata), then put on days
-    half_year_ago = now - timedelta(days=182)
-    whole = all((i.utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0)
-                for i in (now.astimezone(tz), half_year_ago.astimezone(tz)))  # fmt: skip
-    slot_seconds = webapp_db.HOUR if whole else webapp_db.QUARTER
-    key = (user_id, slot_seconds)
+    bank = catalog.bank
+    slot_seconds = _slot_seconds(now, tz)
+    key = (user_id, str(tz), slot_seconds, catalog.loaded_at)
     async with db.read() as session:
         mark = await webapp_db.answers_mark(session, user_id) if cache is not None else ()
         found = cache.get(key, mark) if cache is not None else None
         if found is None:
-            found = await webapp_db.answer_stats(session, user_id, slot_seconds=slot_seconds)
+            found = digest(await webapp_db.answer_stats(session, user_id, slot_seconds=slot_seconds), bank, tz)
             if cache is not None:
                 cache.put(key, mark, found)
         cards = await webapp_db.card_stats(session, user_id)
-    bank = catalog.bank
     today = now.astimezone(tz).date()
-    per_day: Counter[date] = Counter()
-    for slot, count in found.slots:
-        per_day[slot.astimezone(tz).date()] += count
     start = today - timedelta(days=today.weekday()) - timedelta(weeks=HEATMAP_WEEKS - 1)
-    heat = {_day(d): n for d, n in per_day.items() if start <= d <= today}
-    streak = stats.streak(per_day.keys(), today)
-    summary = {q.question_id: stats.QuestionSummary(q.question_id, q.answers, q.coverage, q.self_grade)
-               for q in found.questions}  # fmt: skip
+    heat = {_day(d): n for d, n in found.per_day.items() if start <= d <= today}
+    streak = stats.streak(found.per_day.keys(), today)
     return {
         "today": _day(today),
         "heatmap": {"start": _day(start), "end": _day(today), "days": heat, "active_days": len(heat)},
         "streak": {"current": streak.current, "longest": streak.best, "today": streak.today},
         "totals": {
-            "answers": sum(per_day.values()),
-            "questions": sum(1 for qid in summary if bank.question(qid) is not None),
+            "answers": sum(found.per_day.values()),
+            "questions": sum(1 for qid in found.summary if bank.question(qid) is not None),
             "total": len(bank.questions),
         },
-        "topics": _mastery(bank, summary, cards, now, lang),
+        "topics": _mastery(bank, found.summary, cards, now, lang),
         "due": _due(bank, cards, now, tz, today),
-        "weakest": _weakest(bank, found.covered, lang),
+        "weakest": [_weak_point(q, i, n, m, bank, lang) for qid, i, n, m in found.weakest if (q := bank.question(qid))],
     }
+
+
+def _weak_point(q: Question, index: int, missed: int, seen: int, bank: Bank, lang: str) -> dict[str, Any]:
+    return {"question": question_item(q, bank, lang), "point": q.key_points[index].text, "missed": missed, "of": seen}
 
 
 def _mastery(
@@ -197,29 +218,25 @@ def _due(bank: Bank, cards: list[webapp_db.CardStat], now: datetime, tz: tzinfo,
             "week": week, "week_total": sum(counts[1:])}  # fmt: skip
 
 
-def _weakest(bank: Bank, covered: Iterable[tuple[str, str, int]], lang: str) -> list[dict[str, Any]]:
-    """Key points most often missed over the graded answers (ties: the larger share missed).
-    ``covered``: (question, its covered key points, how many answers covered just those)."""
-    missed: Counter[tuple[str, int]] = Counter()
-    seen: Counter[tuple[str, int]] = Counter()
+def _weakest_points(bank: Bank, covered: Iterable[tuple[str, str, int]]) -> list[tuple[str, int, int, int]]:
+    """Key points most often missed over the graded answers (ties: the larger share missed), as
+    (question, key point, missed, graded). ``covered``: (question, its covered key points, how many
+    answers covered just those)."""
+    graded: Counter[str] = Counter()
+    hits: Counter[tuple[str, int]] = Counter()
     for qid, text, count in covered:
+        graded[qid] += count
+        for part in text.split(","):
+            if part.isdigit():
+                hits[(qid, int(part))] += count
+    missed: dict[tuple[str, int], int] = {}
+    for qid, total in graded.items():
         q = bank.question(qid)
-        indexes = _covered(text)
-        if q is None or indexes is None:
-            continue
-        for i in range(len(q.key_points)):
-            seen[(qid, i)] += count
-            if i not in indexes:
-                missed[(qid, i)] += count
-    ranked = sorted(missed, key=lambda k: (-missed[k], -missed[k] / seen[k], k))[:WEAKEST]
-    out = []
-    for qid, i in ranked:
-        q = bank.questions[qid]
-        out.append(
-            {"question": question_item(q, bank, lang), "point": q.key_points[i].text, "missed": missed[(qid, i)],
-             "of": seen[(qid, i)]}
-        )  # fmt: skip
-    return out
+        for i in range(len(q.key_points) if q else 0):
+            if n := total - hits[(qid, i)]:
+                missed[(qid, i)] = n
+    ranked = sorted(missed, key=lambda k: (-missed[k], -missed[k] / graded[k[0]], k))[:WEAKEST]
+    return [(qid, i, missed[(qid, i)], graded[qid]) for qid, i in ranked]
 
 
 # The bank ---------------------------------------------------------------------------------------
