@@ -258,8 +258,12 @@
         }));
       }
       if (mode === "topics") return [toggle].concat(g.topics.map(function (tp) { return h("section", null, h("h2", { text: tp.title }), items(tp.terms.map(function (id) { return byId[id]; }))); }));
-      var groups = {}, order = [];
-      g.terms.forEach(function (x) { var l = (x.en || x.name).charAt(0).toUpperCase(); if (!groups[l]) { groups[l] = []; order.push(l); } groups[l].push(x); });
+      var groups = {}, order = [];  // by the name shown, in the interface language's alphabetical order
+      g.terms.slice().sort(function (a, b) { return a.name.localeCompare(b.name, ME.lang); }).forEach(function (x) {
+        var l = x.name.charAt(0).toUpperCase();
+        if (!groups[l]) { groups[l] = []; order.push(l); }
+        groups[l].push(x);
+      });
       return [toggle].concat(order.map(function (l) { return h("section", null, h("h2", { text: l }), items(groups[l])); }));
     });
   }
