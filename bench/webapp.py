@@ -124,7 +124,7 @@ def fill(db_path: Path, answers: int, others: int, *, spread: bool = False) -> d
     return {"answers": answers, "others": others, "cards": len(cards), "questions": len(questions)}
 
 
-async def measure(port: int, requests: int) -> list[tuple[str, list[float], int]]:
+async def measure(port: int, requests: int, db_path: Path) -> list[tuple[str, list[float], int]]:
     import aiohttp
 
     from bot.core import initdata
@@ -151,6 +151,21 @@ async def measure(port: int, requests: int) -> list[tuple[str, list[float], int]
                     times.append((time.perf_counter() - start) * 1000)
                 size = len(body)
             out.append((path, times, size))
+        # the first opening after a new answer: the cached digest is extended with it
+        times = []
+        for i in range(50):
+            with sqlite3.connect(db_path) as conn:
+                conn.execute(
+                    "insert into answers (question_id, user_id, chat_id, text, edited, coverage, covered, created_at)"
+                    " values ('q463', ?, ?, 'new', 0, 0.5, '0,1', ?)",
+                    (USER, USER, datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")),
+                )
+            start = time.perf_counter()
+            async with session.get(base + "progress") as response:
+                body = await response.read()
+                assert response.status == 200 and json.loads(body)["totals"]["answers"] > 10_000 + i
+            times.append((time.perf_counter() - start) * 1000)
+        out.append(("progress after a new answer", times, len(body)))
     return out
 
 
@@ -191,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         port = free_port()
         bot = our_bot(fake, work, {"METRICS_PORT": str(port)}).start()
         try:
-            results = asyncio.run(measure(port, args.requests))
+            results = asyncio.run(measure(port, args.requests, work / "bot.db"))
         finally:
             bot.stop()
         cold = cold_progress(work / "bot.db", 30)

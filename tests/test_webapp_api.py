@@ -276,3 +276,21 @@ def test_a_page_path_outside_the_app_is_not_served(app_bot: BotProcess, port: in
     for path in ("/app/../pyproject.toml", "/app/index.html/..", "/app/api/", "/app/x.js"):
         status, body = call(port, path)
         assert status in (200, 401, 404, 405) and b"[build-system]" not in (body if isinstance(body, bytes) else b"")
+
+
+def test_dev_mode_signs_a_test_user_only_when_asked(
+    own_fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    port = free_port()
+    env = {"METRICS_PORT": str(port), "WEBAPP_DEV": "1", "ADMIN_IDS": "4242,777"}
+    process = InProcessBot(own_fake, tmp_path_factory.mktemp("webapp-dev"), env).start()
+    try:
+        status, data = call(port, "/app/api/dev-init")
+        assert status == 200
+        user = initdata.verify(data["init_data"], TOKEN, now=time.time(), max_age=60)
+        assert user is not None and user.id == 777  # the first of ADMIN_IDS
+        status, me = call(port, "/app/api/me", data["init_data"])
+        assert status == 200 and me["first_name"] == "Dev"
+    finally:
+        assert process.stop() == 0
+    assert "WEBAPP_DEV=1" in process.log()  # a warning at start: never on a public server
