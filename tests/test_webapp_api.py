@@ -81,6 +81,7 @@ def test_the_page_is_served_small_and_compressed(app_bot: BotProcess, port: int)
             assert response.headers["Content-Encoding"] == "gzip"
             raw = response.read()
         total += len(raw)
+        assert "script-src 'self' https://telegram.org;" in response.headers["Content-Security-Policy"]
         body = gzip.decompress(raw).decode()
         if name == "":
             assert "app.js" in body and "<main" in body
