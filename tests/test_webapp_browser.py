@@ -127,7 +127,8 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             await b.wait("!!document.getElementById('question-text')")
             assert await b.js("document.getElementById('ask').textContent") == "Спросить меня в чате"
             headings = await b.js("Array.from(document.querySelectorAll('main h2')).map(e => e.textContent)")
-            assert {"Ответ", "Подробнее", "Дополнительные вопросы", "Термины"} <= set(headings)
+            assert {"Ответ", "Дополнительные вопросы", "Термины"} <= set(headings)
+            assert "Подробнее" in await b.js("document.getElementById('details').textContent")
             shots.append(await shot("4-question.png"))
 
             # Glossary A–Z, then a term with its questions

@@ -234,7 +234,11 @@
           h("h3", { text: t("bank.key_points") }), h("ul", { class: "points" }, q.key_points.map(function (kp) {
             return h("li", null, kp.text, kp.core ? null : h("span", { class: "badge", text: t("bank.bonus") }));
           })))];
-      if (q.details_html) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.details") }), h("div", { class: "rich", html: q.details_html })));
+      if (q.details_html) {  // the bank's details usually open with their own bold label («Подробнее»)
+        var labelled = q.details_html.slice(0, 3) === "<b>";
+        out.push(h("section", { class: "card", id: "details", "aria-label": t("bank.details") },
+          labelled ? null : h("h2", { text: t("bank.details") }), h("div", { class: "rich", html: q.details_html })));
+      }
       if (q.follow_ups.length) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.follow_ups") }), q.follow_ups.map(function (f) {
         return h("details", null, h("summary", { text: f.question }), h("div", { class: "rich", html: f.answer_html }));
       })));
