@@ -4,6 +4,7 @@ real child process for the crash and restart tests), databases."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -19,6 +20,21 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.fakebot import TOKEN, FakeTelegram
+
+
+@functools.cache
+def shipped_bank() -> Any:
+    from bot.bank import default_bank_path, load_bank
+
+    return load_bank(default_bank_path())
+
+
+def shipped_counts() -> tuple[int, int, int]:
+    """The shipped bank's items, questions and practice tasks (tests that show counts follow the bank)."""
+    bank = shipped_bank()
+    tasks = sum(1 for q in bank.questions.values() if q.kind == "task")
+    return len(bank.questions), len(bank.questions) - tasks, tasks
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"

@@ -103,8 +103,13 @@ def test_too_few_key_points_and_unknown_field(tmp_path: Path) -> None:
 
 def test_text_longer_than_telegram_allows(tmp_path: Path) -> None:
     found = problems(make_bank(tmp_path, question(answer='"' + "слово " * 700 + '"')))
+    assert len(found) == 2  # over the card's 900 characters, and over one message
+    assert any(p.startswith("questions.yaml:9: question 'q1': question and answer are ") for p in found)
+    assert any("Telegram allows 4096" in p for p in found)
+    details = '"Карточка."\n    details: "' + "слово " * 700 + '"'
+    found = problems(make_bank(tmp_path / "details", question(answer=details)))
     assert len(found) == 1
-    assert found[0].startswith("questions.yaml:9: question 'q1': question and answer are ")
+    assert found[0].startswith("questions.yaml:10: question 'q1': details are ")
     assert "Telegram allows 4096" in found[0]
 
 
@@ -263,3 +268,11 @@ def test_a_follow_up_answer_over_400_characters_is_named(tmp_path: Path) -> None
     )
     found = problems(make_bank(tmp_path, question(answer=extra)))
     assert found == ["questions.yaml:12: question 'q1' follow-up 2: the answer is 401 characters; at most 400"]
+
+
+def test_an_answer_card_over_900_characters_is_named(tmp_path: Path) -> None:
+    found = problems(make_bank(tmp_path, question(answer='"' + "а" * 901 + '"')))
+    assert found == [
+        "questions.yaml:9: question 'q1': the answer is 901 characters; the card holds at most 900 "
+        "(move the rest to 'details:')"
+    ]

@@ -65,7 +65,7 @@ def test_next_keeps_the_topic_asked_for(fake: FakeTelegram, bot: BotProcess, uid
     (fb,) = user.expect()
     user.press(fb, fb.button("Знал"))
     fake.wait_for(lambda: "Знал" not in [label for label, _ in fb.buttons()], 5)
-    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Следующий"]
+    assert [label for label, _ in fb.buttons()] == ["✓ Знал", "Показать ответ", "Подробнее", "Следующий"]
     user.press(fb, fb.button("Следующий"))
     (after,) = user.expect()
     assert "RAG и обработка документов" in after.text
@@ -77,7 +77,7 @@ def test_inline_mode_shares_questions_into_any_chat(fake: FakeTelegram, bot: Bot
     fake.wait_for(lambda: query in fake.inline_answers, 10, what="the inline answer")
     answer = fake.inline_answers[query]
     results = answer["results"]
-    assert results and all("LoRA" in r["description"] for r in results[:3])
+    assert results and all("LoRA" in r["description"] + r["title"] for r in results[:3])
     assert str(answer["is_personal"]).lower() == "true" and int(answer["cache_time"]) >= 300
     card = results[0]["input_message_content"]["message_text"]
     assert "Ответить и получить разбор — в боте" in card

@@ -6,6 +6,7 @@ line, and STT=off. (Its own module: its own fake Telegram for its own bots.)"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +104,9 @@ def test_a_voice_answer_in_a_private_chat_is_transcribed_graded_and_kept(
 
 def test_a_voice_without_a_question_asks_for_one(fake: FakeTelegram, voice_bot: BotProcess, uid: int) -> None:
     user = fake.user(uid)
+    user.send("/help")
+    (help_text,) = user.expect()
+    assert "🎙 Можно отвечать и голосовым (или кружочком) до 60 с" in help_text.text
     user.send_voice(b"OggS-not-needed", 3)
     (reply,) = user.expect()
     assert reply.text == "Чтобы ответить, сначала получите вопрос: /q или /topics."
@@ -122,6 +126,9 @@ def test_with_stt_off_a_voice_answer_gets_one_line_and_the_question_stays(
         (line,) = user.expect()
         assert line.text == ("🎙 Голосовые ответы на этом боте выключены — напишите ответ текстом, вопрос ждёт.")
         assert own_fake.calls_of("getFile") == [] and bot.rows("select count(*) from answers") == [(0,)]
+        user.send("/help")
+        (help_text,) = user.expect()
+        assert "голосов" not in help_text.text  # voice answers are not offered where they are off
         user.send(ANSWER)  # the question is still pending: the typed answer is taken
         (feedback,) = user.expect()
         assert "Оценка:" in feedback.text
@@ -274,3 +281,123 @@ def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     user.send_voice(audio, seconds)
     (line,) = user.expect()
     fake.wait_for(lambda: line.text.startswith(limit), 10, what="the daily limit line after /forget")
+
+
+class _Segment:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class SlowWhisper:
+    """Stands in for faster-whisper's model: blocks its thread for ``seconds`` (as a real model
+    computing for minutes would), then returns what it "heard"."""
+
+    loads = 0
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls: list[dict[str, object]] = []
+
+    def transcribe(self, audio: object, **options: object) -> tuple[list[_Segment], object]:
+        self.calls.append({"audio": audio, **options})
+        time.sleep(self.seconds)
+        return [_Segment(" Активации не храним,"), _Segment(" а пересчитываем на обратном проходе. ")], None
+
+
+def test_a_slow_local_transcription_does_not_hold_up_other_chats(
+    own_fake: FakeTelegram, audio_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """STT=local runs faster-whisper in a worker thread: while one user's voice is transcribed
+    (3 s of blocking work), another chat's /q is answered in under a second."""
+    from bot.services import voice
+
+    model = SlowWhisper(3.0)
+    loads: list[tuple[str, str, str]] = []
+
+    def load(name: str, device: str, compute_type: str) -> SlowWhisper:
+        loads.append((name, device, compute_type))
+        return model
+
+    monkeypatch.setattr(voice, "load_whisper_model", load)
+    env = {"STT": "local", "WHISPER_MODEL": str(tmp_path / "model"), "STT_TIMEOUT": "30"}
+    bot = InProcessBot(own_fake, tmp_path, env).start()
+    try:
+        assert loads == []  # the model loads on the first voice answer, not at start
+        anna, boris = own_fake.user(8101), own_fake.user(8102)
+        anna.send("/q 463")
+        anna.expect()
+        audio, seconds = speech(ANSWER, audio_dir)
+        anna.send_voice(audio, seconds)
+        (status,) = anna.expect()
+        own_fake.wait_for(lambda: len(model.calls) == 1, 5, what="the transcription to start")
+        started = time.monotonic()
+        boris.send("/q")
+        boris.expect(timeout=5)
+        assert time.monotonic() - started < 1.0, "another chat waited for the transcription"
+        assert "Расшифровываю" in status.text  # still transcribing when Boris got his question
+        own_fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the transcript")
+        assert status.text.startswith("🎙 Расшифровка:\nАктивации не храним, а пересчитываем на обратном проходе.")
+        assert model.calls[0]["language"] == "ru" and model.calls[0]["vad_filter"] is True
+        assert bot.rows("select stt_backend from answers where user_id = 8101") == [("local",)]
+        anna.send("/q 463")
+        anna.expect()
+        model.seconds = 0.0
+        anna.send_voice(audio, seconds)
+        (second,) = anna.expect()
+        own_fake.wait_for(lambda: "Оценка:" in second.text, 10, what="the second transcript")
+        assert loads == [(str(tmp_path / "model"), "cpu", "int8")]  # loaded once
+    finally:
+        assert bot.stop() == 0
+
+
+def test_real_faster_whisper_transcribes_real_speech(audio_dir: Path) -> None:
+    """Runs where WHISPER_MODEL names a local faster-whisper model folder (no download in tests)."""
+    import asyncio
+    import importlib.util
+    import os
+
+    folder = os.environ.get("WHISPER_MODEL", "")
+    if not folder or not Path(folder).is_dir() or importlib.util.find_spec("faster_whisper") is None:
+        pytest.skip(
+            "needs a local faster-whisper model: pip install -e '.[voice]' and set WHISPER_MODEL to a model "
+            "folder (e.g. a download of Systran/faster-whisper-tiny), then run pytest tests/test_e2e_voice.py -k real"
+        )
+    from bot.services.voice import LocalWhisper
+
+    audio, _seconds = speech("Градиентный спуск обновляет веса модели.", audio_dir)
+    whisper = LocalWhisper(folder)
+    try:
+        text = asyncio.run(whisper.transcribe(audio, filename="voice.ogg", mime="audio/ogg", language="ru"))
+    finally:
+        whisper.close()
+    assert any(word in text.lower() for word in ("градиент", "спуск", "веса", "модел")), text
+
+
+def test_with_the_llm_examiner_the_transcript_stays_while_it_checks(
+    own_fake: FakeTelegram, stt: FakeSTT, audio_dir: Path, tmp_path: Path, uid: int
+) -> None:
+    from tests.fake_openai import FakeOpenAI
+
+    llm = FakeOpenAI().start()
+    env = {
+        "STT": "openai", "STT_BASE_URL": stt.url, "STT_API_KEY": str(stt.api_key),
+        "GRADER": "llm", "LLM_BASE_URL": llm.url, "LLM_API_KEY": str(llm.api_key), "LLM_MODEL": "m",
+    }  # fmt: skip
+    bot = InProcessBot(own_fake, tmp_path, env).start()
+    try:
+        llm.mode, llm.delay = "slow", 1.0
+        user = own_fake.user(uid)
+        user.send("/q 463")
+        user.expect()
+        audio, seconds = speech(ANSWER, audio_dir)
+        user.send_voice(audio, seconds)
+        (status,) = user.expect()
+        own_fake.wait_for(lambda: "⏳ Проверяю…" in status.text, 10, what="the transcript while checking")
+        assert status.text.startswith("🎙 Расшифровка:\n" + ANSWER)
+        own_fake.wait_for(lambda: "Оценка: 82/100" in status.text, 10, what="the examiner's verdict")
+        assert status.text.startswith("🎙 Расшифровка:\n" + ANSWER) and "Комментарий экзаменатора:" in status.text
+        assert ANSWER in str(llm.requests[-1]["body"])  # the transcript is what the examiner grades
+        assert bot.rows("select coverage, stt_backend from answers where user_id = ?", uid) == [(0.82, "openai")]
+    finally:
+        assert bot.stop() == 0
+        llm.stop()

@@ -115,7 +115,8 @@ EXTRA = Path(__file__).parent / "fixtures" / "grader_extra_dev.jsonl"
 def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
     """``grader_extra_dev.jsonl``: a strong, a concise and a fluent-wrong answer to each of the 106
     bank items, written by independent writers who never saw the rubric (labelled by kind, no expert
-    score). It was used to find rubric gaps, so it is dev data: this guards against regressions."""
+    score). It was used to find rubric gaps, so it is dev data: this guards against regressions.
+    New (original) questions have their own dev files in ``grader_new_dev/``."""
     lines = [json.loads(line) for line in EXTRA.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert {o["question"] for o in lines} == {q.id for q in bank.questions.values() if not q.original}
     scores: dict[str, dict[str, float]] = {}

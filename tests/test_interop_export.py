@@ -17,7 +17,7 @@ from bot.bank import Bank, default_bank_path, load_bank
 from bot.cli import main
 from bot.interop.anki import MODEL_ID
 from bot.interop.csv_io import COLUMNS, parse_key_points
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shipped_counts
 
 FIX = ROOT / "tests" / "fixtures" / "interop"
 
@@ -66,12 +66,13 @@ def test_anki_deck_has_one_note_per_question_with_stable_ids(
     first, second = tmp_path / "a.apkg", tmp_path / "b.apkg"
     code, stdout, _ = run(capsys, "export", "anki", "--out", first)
     assert code == 0
-    assert f"Wrote {first}: {len(shipped.questions)} notes in 12 deck(s)" in stdout
+    decks_used = len({q.topic for q in shipped.questions.values()})
+    assert f"Wrote {first}: {len(shipped.questions)} notes in {decks_used} deck(s)" in stdout
     assert run(capsys, "export", "anki", "--out", second)[0] == 0
 
     notes, decks, models = read_apkg(first, tmp_path / "1")
     again, decks_again, _ = read_apkg(second, tmp_path / "2")
-    assert len(notes) == len(shipped.questions) == 106
+    assert len(notes) == len(shipped.questions) >= 106
     assert models == {MODEL_ID}
     # re-importing updates: the same GUIDs, note types and decks every time
     assert {g: n for g, n in notes.items()} == {g: n for g, n in again.items()}
@@ -129,7 +130,8 @@ def test_shipped_bank_round_trips_through_csv(tmp_path: Path, capsys: pytest.Cap
     code, _, stderr = run(capsys, "export", "csv", "--out", first)
     assert code == 0 and "Wrote" in stderr and "warning" not in stderr
     code, stdout, _ = run(capsys, "import", first, "--out", bank_file, "--bank", "none")
-    assert code == 0 and "Added 106 new: 95 questions, 11 tasks." in stdout
+    total, questions, tasks = shipped_counts()
+    assert code == 0 and f"Added {total} new: {questions} questions, {tasks} tasks." in stdout
     assert run(capsys, "export", "csv", "--bank", bank_file, "--out", second)[0] == 0
     assert first.read_bytes() == second.read_bytes()
     shipped, back = load_bank(default_bank_path()), load_bank(bank_file)

@@ -12,8 +12,9 @@ import pytest
 from bot.config import SettingsError, load_settings
 
 ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
-            "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "WEBAPP_URL",
-            "WEBAPP_SHORT_NAME", "WEBAPP_AUTH_MAX_AGE", "WEBAPP_DEV")  # fmt: skip
+            "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "STT", "STT_BASE_URL",
+            "STT_API_KEY", "STT_MODEL", "STT_MAX_SECONDS", "STT_DAILY_LIMIT", "STT_TIMEOUT", "WHISPER_MODEL",
+            "WEBAPP_URL", "WEBAPP_SHORT_NAME", "WEBAPP_AUTH_MAX_AGE", "WEBAPP_DEV")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -55,6 +56,11 @@ def test_dotenv_file(tmp_path: Path) -> None:
         ("DATABASE_URL", "mysql://x", "DATABASE_URL: expected sqlite:///"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT: "),
         ("TELEGRAM_API_URL", "api.telegram.org", "TELEGRAM_API_URL: must start with http"),
+        ("STT", "whisper", "STT: Input should be 'off', 'openai' or 'local'"),
+        ("STT_BASE_URL", "api.openai.com/v1", "STT_BASE_URL: must start with http:// or https://"),
+        ("STT_MAX_SECONDS", "0", "STT_MAX_SECONDS: Input should be greater than or equal to 1"),
+        ("STT_DAILY_LIMIT", "many", "STT_DAILY_LIMIT: Input should be a valid integer"),
+        ("STT_TIMEOUT", "-1", "STT_TIMEOUT: Input should be greater than 0"),
         ("WEBAPP_URL", "http://bot.example.org/app/", "WEBAPP_URL: must start with https://"),
         ("WEBAPP_SHORT_NAME", "my app!", "WEBAPP_SHORT_NAME: expected the Mini App's short name"),
         ("WEBAPP_AUTH_MAX_AGE", "0", "WEBAPP_AUTH_MAX_AGE: "),
@@ -74,6 +80,37 @@ def test_token_required_and_checked() -> None:
         load_settings().require_token()
     with pytest.raises(SettingsError, match=r"^BOT_TOKEN: malformed"):
         load_settings(bot_token="hello").require_token()
+
+
+def test_voice_settings() -> None:
+    s = load_settings()
+    assert (s.stt, s.stt_max_seconds, s.stt_daily_limit, s.whisper_device, s.whisper_compute_type) == (
+        "off",
+        180,
+        30,
+        "cpu",
+        "int8",
+    )
+    with pytest.raises(SettingsError, match=r"^STT_BASE_URL: required with STT=openai"):
+        load_settings(stt="openai").require_stt()
+    with pytest.raises(SettingsError, match=r"^WHISPER_MODEL: required with STT=local"):
+        load_settings(stt="local").require_stt()
+    s = load_settings(stt="openai", stt_base_url="http://127.0.0.1:8000/v1/", stt_api_key="sk-x")
+    s.require_stt()
+    assert s.stt_base_url == "http://127.0.0.1:8000/v1" and "sk-x" not in repr(s)
+
+
+def test_stt_local_without_faster_whisper_is_one_line(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("faster_whisper") is not None:
+        pytest.skip("faster-whisper is installed here")
+    result = _run_cli({"BOT_TOKEN": "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ", "STT": "local", "WHISPER_MODEL": "small"},
+                      tmp_path)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "interview-bot: STT: local needs faster-whisper: pip install 'interview-bot[voice]'"
+    ]
 
 
 def _run_cli(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:

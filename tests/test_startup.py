@@ -21,6 +21,7 @@ from tests.fakebot import TOKEN, FakeTelegram
 
 SECRET = "hook-s3cret-value"
 API_KEY = "sk-test-api-key-value-123"
+STT_KEY = "sk-test-stt-key-value-456"
 
 
 def run_bot(
@@ -53,6 +54,7 @@ def assert_no_secrets(output: str) -> None:
     assert TOKEN.split(":")[1] not in output, "the bot token leaked"
     assert SECRET not in output, "the webhook secret leaked"
     assert API_KEY not in output, "the API key leaked"
+    assert STT_KEY not in output, "the STT API key leaked"
 
 
 def test_a_token_the_bot_api_rejects_is_one_line(own_fake: FakeTelegram, tmp_path: Path) -> None:
@@ -135,6 +137,9 @@ def test_webhook_secret_and_keys_never_reach_the_debug_log(own_fake: FakeTelegra
         "WEBHOOK_SECRET": SECRET,
         "WEBHOOK_PORT": str(port),
         "LLM_API_KEY": API_KEY,
+        "STT": "openai",
+        "STT_BASE_URL": "http://127.0.0.1:9/v1",
+        "STT_API_KEY": STT_KEY,
         "LOG_LEVEL": "DEBUG",
     }
     for log_format in ("text", "json"):

@@ -39,8 +39,6 @@ WEIGHTS: Final = ("core", "bonus")
 ANSWER_LIMIT: Final = 900
 FOLLOW_UP_ANSWER_LIMIT: Final = 400
 MIN_FOLLOW_UPS, MAX_FOLLOW_UPS = 2, 3
-# Switched on once every shipped answer is re-cut to the card size (issue 16, in progress).
-ENFORCE_ANSWER_LIMIT: Final = False
 SOURCE_KINDS: Final = ("seed", "original")
 
 QUESTION_FIELDS: Final = frozenset(
@@ -442,7 +440,7 @@ class _Checker:
         self.synonyms.append(words)
 
     def _check_length(self, file: str, m: _Map, what: str, text: str, answer: str, details: str | None) -> None:
-        if ENFORCE_ANSWER_LIMIT and len(answer) > ANSWER_LIMIT:
+        if len(answer) > ANSWER_LIMIT:
             self.problem(
                 file,
                 self._line(m, "answer"),

@@ -13,7 +13,7 @@ import math
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz, process, utils
 
@@ -121,6 +121,7 @@ class TermMatch:
     term: Term
     score: float  # 0..100
     name: str  # the name or alias that matched
+    resemblance: float = 100.0  # how much the query resembles that whole name (not just a part of it)
 
 
 class GlossaryIndex:
@@ -128,6 +129,9 @@ class GlossaryIndex:
 
     SURE = 88.0
     SUGGEST = 75.0  # below this a name is not offered at all ("qwertyuiop" is not "BERT")
+    # Besides the best match, a name is offered only when it resembles the query as a whole: "kv cahce"
+    # is "KV cache", not every longer name that contains a KV cache ("paged KV cache").
+    RESEMBLES = 70.0
 
     def __init__(self, bank: Bank) -> None:
         self._names: list[str] = []
@@ -159,13 +163,24 @@ class GlossaryIndex:
             limit=limit * 4,
             score_cutoff=self.SUGGEST,
         )
+        processed = utils.default_process(query)
         for _, score, idx in results:
             term = self._terms[idx]
             value = 100.0 if self._normalized[idx] == query else float(score)
+            resemblance = fuzz.ratio(processed, self._processed[idx])
+            if term.id in best:
+                resemblance = max(resemblance, best[term.id].resemblance)
             if term.id not in best or best[term.id].score < value:
-                best[term.id] = TermMatch(term, value, self._names[idx])
+                best[term.id] = TermMatch(term, value, self._names[idx], resemblance)
+            else:
+                best[term.id] = replace(best[term.id], resemblance=resemblance)
         ranked = sorted(best.values(), key=lambda m: (-m.score, m.term.term_en.casefold()))
         return ranked[:limit]
+
+    def offered(self, matches: list[TermMatch]) -> list[TermMatch]:
+        """What «Возможно, вы имели в виду» offers: the best match, and others that resemble the
+        query as a whole."""
+        return matches[:1] + [m for m in matches[1:] if m.score == 100 or m.resemblance >= self.RESEMBLES]
 
     def is_sure(self, matches: list[TermMatch]) -> bool:
         """Whether the first match is confidently the one meant (else: "did you mean")."""

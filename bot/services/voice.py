@@ -238,13 +238,19 @@ class VoiceAnswers:
         except (SttError, TimeoutError) as exc:
             reason = exc.reason if isinstance(exc, SttError) else Refusal.TIMEOUT
             log.info("voice answer of %.0f s not transcribed: %s", audio.seconds, reason)
-            async with self.db.write() as session:
-                await voice_store.give_back(session, user_id, day)
+            await self._give_back(user_id, day)
             raise SttError(reason) from None
+        except asyncio.CancelledError:  # cut off at shutdown: handled again from the inbox after the restart
+            await self._give_back(user_id, day)
+            raise
         text = " ".join(text.split())
         if is_silence(text):
             raise SttError(Refusal.EMPTY)
         return Heard(text, self.transcriber.name)
+
+    async def _give_back(self, user_id: int, day: str) -> None:
+        async with self.db.write() as session:
+            await voice_store.give_back(session, user_id, day)
 
     def close(self) -> None:
         if self.transcriber is not None:

@@ -51,7 +51,8 @@ async def show_term_lookup(update: Update, context: Ctx, query: str) -> None:
     elif catalog.glossary.is_sure(matches):
         await reply(update, term_view(matches[0].term, catalog.bank, context.lang))
     else:
-        await reply(update, did_you_mean_view(query, [m.term for m in matches], context.lang))
+        offered = catalog.glossary.offered(matches)
+        await reply(update, did_you_mean_view(query, [m.term for m in offered], context.lang))
 
 
 async def cb_term(update: Update, context: Ctx, data: TermCard) -> None:

@@ -89,7 +89,11 @@ async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
 
 
 async def cmd_help(update: Update, context: Ctx) -> None:
-    await reply_text(update, t(context.lang, "help"))
+    text = t(context.lang, "help")
+    voice = context.services.voice
+    if voice is not None and voice.enabled:
+        text += "\n" + t(context.lang, "voice.help", seconds=voice.max_seconds)
+    await reply_text(update, text)
 
 
 async def cmd_lang(update: Update, context: Ctx) -> None:
