@@ -255,6 +255,10 @@ def test_bad_filters_are_refused_and_paging_goes_back_in_time(
     assert call(port, "/app/api/answers?before=-1", init)[0] == 400
     status, data = call(port, "/app/api/answers?grade=good", init)
     assert status == 200 and data == {"items": [], "references": {}, "next": None}
+    # a user without answers: an empty progress, not an error
+    status, data = call(port, "/app/api/progress", init)
+    assert status == 200 and data["totals"]["answers"] == 0 and data["heatmap"]["active_days"] == 0
+    assert data["weakest"] == [] and data["streak"] == {"current": 0, "longest": 0, "today": False}
 
 
 def test_menu_button_and_open_buttons(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
