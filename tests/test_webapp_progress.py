@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -45,8 +44,11 @@ async def add(db: Database, catalog: Catalog, rng: random.Random, n: int, *, gra
     return ids
 
 
-async def test_extended_digest_equals_a_fresh_one(tmp_path: Path, catalog: Catalog) -> None:
-    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'p.db'}")
+async def test_extended_digest_equals_a_fresh_one(db_url: str, catalog: Catalog) -> None:
+    """On SQLite and on PostgreSQL (the answers' hours are counted with each one's SQL)."""
+    from bot.config import async_database_url
+
+    db = Database(async_database_url(db_url))
     await db.migrate()
     rng = random.Random(3)
     async with db.write() as session:
