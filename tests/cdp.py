@@ -144,6 +144,14 @@ class Browser:
                 )
             await asyncio.sleep(0.05)
 
+    async def key(self, key: str, code: int, text: str = "") -> None:
+        """Press a key (e.g. "Tab", 9; "Enter", 13, "\r") as the keyboard would."""
+        for kind in ("keyDown", "keyUp"):
+            event: dict[str, Any] = {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code}
+            if text and kind == "keyDown":
+                event["text"] = text
+            await self.send("Input.dispatchKeyEvent", event)
+
     async def screenshot(self, path: Path) -> Path:
         result = await self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
         path.write_bytes(base64.b64decode(result["data"]))  # noqa: ASYNC240 - a small local file

@@ -81,6 +81,7 @@ def test_the_page_is_served_small_and_compressed(app_bot: BotProcess, port: int)
             assert response.headers["Content-Encoding"] == "gzip"
             raw = response.read()
         total += len(raw)
+        assert "script-src 'self' https://telegram.org;" in response.headers["Content-Security-Policy"]
         body = gzip.decompress(raw).decode()
         if name == "":
             assert "app.js" in body and "<main" in body
@@ -114,6 +115,25 @@ def test_signature_valid_tampered_expired_missing(app_bot: BotProcess, port: int
     assert status == 401 and data == {"error": "unauthorized"}
     # no dev mode unless WEBAPP_DEV=1
     assert call(port, "/app/api/dev-init")[0] == 404
+
+
+def test_progress_follows_new_answers_and_self_assessments(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    uid = 88_071
+    user = fake.user(uid)
+    answer_private(user, "lora-01", "Низкоранговые матрицы A и B обучаются поверх замороженных весов модели.")
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id = ?", uid) == [(1,)])
+    lora = next(t for t in call(port, "/app/api/progress", signed(uid))[1]["topics"] if t["id"] == "lora")
+    assert lora["answered"] == 1
+    # a second answer, then «Знал»: the next opening shows both (no stale figures from the first)
+    user.send("/q lora-02")
+    user.expect()
+    user.send("Ранг r задаёт размер добавки: чем больше r, тем больше обучаемых параметров у адаптера.")
+    (saved,) = user.expect()
+    user.press(saved, saved.button("Знал"))
+    wait_until(lambda: app_bot.rows("select count(*) from answers where user_id = ? and self_grade = 3", uid) == [(1,)])
+    data = call(port, "/app/api/progress", signed(uid))[1]
+    lora = next(t for t in data["topics"] if t["id"] == "lora")
+    assert data["totals"]["answers"] == 2 and lora["answered"] == 2
 
 
 def test_signature_field_of_newer_clients_in_or_out_of_the_check_string(port: int, app_bot: BotProcess) -> None:
@@ -189,6 +209,12 @@ def test_bank_search_question_page_and_glossary(app_bot: BotProcess, port: int) 
     status, page = call(port, f"/app/api/questions/{qid}", init)
     assert status == 200 and page["answer_html"] and page["key_points"]
     assert call(port, "/app/api/questions/nope", init)[0] == 404
+    # the answer card, the details, the follow-ups and the glossary links of a question
+    status, page = call(port, "/app/api/questions/q463", init)
+    assert page["details_html"] and len(page["follow_ups"]) == 3 and page["terms"]
+    assert all(f["question"] and f["answer_html"] for f in page["follow_ups"])
+    status, page = call(port, "/app/api/questions/lora-02", init)
+    assert page["context"]  # the line that makes a seed question understandable alone
     status, glossary = call(port, "/app/api/glossary", init)
     names = [t["en"].casefold() for t in glossary["terms"]]
     assert names == sorted(names) and glossary["topics"]
@@ -229,6 +255,10 @@ def test_bad_filters_are_refused_and_paging_goes_back_in_time(
     assert call(port, "/app/api/answers?before=-1", init)[0] == 400
     status, data = call(port, "/app/api/answers?grade=good", init)
     assert status == 200 and data == {"items": [], "references": {}, "next": None}
+    # a user without answers: an empty progress, not an error
+    status, data = call(port, "/app/api/progress", init)
+    assert status == 200 and data["totals"]["answers"] == 0 and data["heatmap"]["active_days"] == 0
+    assert data["weakest"] == [] and data["streak"] == {"current": 0, "longest": 0, "today": False}
 
 
 def test_menu_button_and_open_buttons(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
@@ -251,3 +281,21 @@ def test_a_page_path_outside_the_app_is_not_served(app_bot: BotProcess, port: in
     for path in ("/app/../pyproject.toml", "/app/index.html/..", "/app/api/", "/app/x.js"):
         status, body = call(port, path)
         assert status in (200, 401, 404, 405) and b"[build-system]" not in (body if isinstance(body, bytes) else b"")
+
+
+def test_dev_mode_signs_a_test_user_only_when_asked(
+    own_fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    port = free_port()
+    env = {"METRICS_PORT": str(port), "WEBAPP_DEV": "1", "ADMIN_IDS": "4242,777"}
+    process = InProcessBot(own_fake, tmp_path_factory.mktemp("webapp-dev"), env).start()
+    try:
+        status, data = call(port, "/app/api/dev-init")
+        assert status == 200
+        user = initdata.verify(data["init_data"], TOKEN, now=time.time(), max_age=60)
+        assert user is not None and user.id == 777  # the first of ADMIN_IDS
+        status, me = call(port, "/app/api/me", data["init_data"])
+        assert status == 200 and me["first_name"] == "Dev"
+    finally:
+        assert process.stop() == 0
+    assert "WEBAPP_DEV=1" in process.log()  # a warning at start: never on a public server

@@ -87,6 +87,12 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
 
     async def run() -> None:
         async with Browser(width=360, height=780) as b:
+
+            async def shot(name: str) -> Path:
+                # readable at 360 px: nothing is wider than the screen (no sideways scrolling)
+                assert await b.js("document.documentElement.scrollWidth") <= 360, name
+                return await b.screenshot(tmp_path / name)
+
             await b.goto(launch_url(port))
             # Progress: the heatmap has one lit cell per day with answers (3 days; the group answer is today)
             active = await b.wait("document.querySelectorAll('#heatmap .cell.on').length")
@@ -95,32 +101,41 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             assert await b.js("document.getElementById('streak').textContent") == "2 дн."
             # the Telegram theme is followed (a dark background from the theme parameters)
             assert await b.js("getComputedStyle(document.body).backgroundColor") == "rgb(23, 33, 43)"
-            # readable at 360 px: nothing wider than the screen
-            assert await b.js("document.documentElement.scrollWidth") <= 360
-            shots.append(await b.screenshot(tmp_path / "1-progress.png"))
+            shots.append(await shot("1-progress.png"))
+            # keyboard: Tab reaches the first section button with a visible focus ring, Enter opens it
+            await b.key("Tab", 9)
+            assert await b.js("document.activeElement.id") == "tab-progress"
+            assert await b.js("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+            await b.key("Tab", 9)
+            await b.key("Enter", 13, "\r")
+            await b.wait("document.getElementById('tab-bank').getAttribute('aria-selected') === 'true'")
 
             # Bank: the same search as /search, Russian endings included
             await b.js("document.getElementById('tab-bank').click()")
             await b.wait("!!document.getElementById('search')")
-            shots.append(await b.screenshot(tmp_path / "2-bank.png"))
+            shots.append(await shot("2-bank.png"))
             await b.js(
                 "document.getElementById('search').value = 'чекпоинтов';"
                 "document.querySelector('form.search').requestSubmit()"
             )
             found = await b.wait("document.querySelectorAll('.qitem').length")
             assert found > 0
-            assert "checkpointing" in await b.js("document.querySelector('.qitem').textContent")
+            first = await b.js("document.querySelector('.qitem').textContent")
+            assert "чекпоинт" in first.lower() or "checkpoint" in first.lower(), first
             assert await b.js("!!document.querySelector('.qitem[data-id=\"q463\"]')")
-            shots.append(await b.screenshot(tmp_path / "3-search.png"))
+            shots.append(await shot("3-search.png"))
             await b.js("document.querySelector('.qitem[data-id=\"q463\"]').click()")
             await b.wait("!!document.getElementById('question-text')")
             assert await b.js("document.getElementById('ask').textContent") == "Спросить меня в чате"
-            shots.append(await b.screenshot(tmp_path / "4-question.png"))
+            headings = await b.js("Array.from(document.querySelectorAll('main h2')).map(e => e.textContent)")
+            assert {"Ответ", "Дополнительные вопросы", "Термины"} <= set(headings)
+            assert "Подробнее" in await b.js("document.getElementById('details').textContent")
+            shots.append(await shot("4-question.png"))
 
             # Glossary A–Z, then a term with its questions
             await b.js("document.getElementById('tab-glossary').click()")
             await b.wait("document.querySelectorAll('main .list button').length > 5")
-            shots.append(await b.screenshot(tmp_path / "5-glossary.png"))
+            shots.append(await shot("5-glossary.png"))
 
             # My answers: the user's own answer beside the reference answer, newest first
             await b.js("document.getElementById('tab-answers').click()")
@@ -135,7 +150,7 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
                 *(text for _, (_, text) in sorted(ANSWERS.items())),
             ]
             assert all(len(i["reference"]) > 100 for i in items)
-            shots.append(await b.screenshot(tmp_path / "6-answers.png"))
+            shots.append(await shot("6-answers.png"))
             # the filter by topic narrows them
             await b.js(
                 "const s = document.querySelector('select[name=topic]');"
@@ -148,7 +163,7 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             await b.goto(launch_url(port, start_param=f"g{GROUP}"))
             await b.wait("!!document.querySelector('.board li')")
             assert "Anna" in await b.js("document.querySelector('.board li').textContent")
-            shots.append(await b.screenshot(tmp_path / "7-board.png"))
+            shots.append(await shot("7-board.png"))
             assert b.errors == [], b.errors
 
             # Without Telegram's signature (and no WEBAPP_DEV): nothing is shown

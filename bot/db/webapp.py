@@ -16,7 +16,8 @@ from bot.db.models import Answer, Card, Chat
 
 @dataclass(frozen=True, slots=True)
 class QuestionStat:
-    """One question the user answered: how often, the latest coverage and self-assessment given."""
+    """One question the user answered: how often, and the grade and self-assessment of the latest
+    answer (None where that answer has none)."""
 
     question_id: str
     answers: int
@@ -32,6 +33,7 @@ class AnswerStats:
     slots: list[tuple[datetime, int]]  # (the start of an hour or a quarter in UTC, answers in it)
     questions: list[QuestionStat]
     covered: list[tuple[str, str, int]]  # (question, covered key points "0,2", answers graded so)
+    pending: list[int]  # ids of answers not graded yet (an LLM grade may come later)
 
 
 HOUR, QUARTER = 3600, 900  # every zone's offset is a multiple of a quarter hour, most of an hour
@@ -75,32 +77,83 @@ def _slot_start(value: Any, seconds: int) -> datetime:
     return datetime.fromtimestamp(int(value) * seconds, UTC)
 
 
-async def answer_stats(session: AsyncSession, user_id: int, *, slot_seconds: int = HOUR) -> AnswerStats:
-    """``slot_seconds``: HOUR, or QUARTER for a zone whose offset is not a whole number of hours."""
-    mine = Answer.user_id == user_id
+async def question_stats(session: AsyncSession, user_id: int, up_to: int | None = None) -> list[QuestionStat]:
+    """Per question answered: the count (an index-only read), then the latest answer's grades."""
+    mine = [Answer.user_id == user_id] + ([Answer.id <= up_to] if up_to is not None else [])
+    per_question = await session.execute(
+        select(Answer.question_id, func.count(), func.max(Answer.id)).where(*mine).group_by(Answer.question_id)
+    )
+    counts = per_question.tuples().all()
+    latest = await session.execute(
+        select(Answer.question_id, Answer.coverage, Answer.self_grade).where(Answer.id.in_([n for _, _, n in counts]))
+    )
+    found = {qid: (coverage, grade) for qid, coverage, grade in latest.tuples().all()}
+    return [QuestionStat(qid, int(n), *found.get(qid, (None, None))) for qid, n, _ in counts]
+
+
+async def answer_stats(
+    session: AsyncSession, user_id: int, *, slot_seconds: int = HOUR, up_to: int | None = None
+) -> AnswerStats:
+    """``slot_seconds``: HOUR, or QUARTER for a zone whose offset is not a whole number of hours;
+    ``up_to``: only the answers with an id up to it (those a mark counted)."""
+    mine = [Answer.user_id == user_id] + ([Answer.id <= up_to] if up_to is not None else [])
     slot = _slot(session, slot_seconds).label("slot")
-    slots = await session.execute(select(slot, func.count()).where(mine).group_by(slot))
-    counts = await session.execute(select(Answer.question_id, func.count()).where(mine).group_by(Answer.question_id))
-    latest: dict[str, dict[str, Any]] = {}
-    for column in (Answer.coverage, Answer.self_grade):
-        newest = (
-            select(func.max(Answer.id)).where(mine, column.is_not(None)).group_by(Answer.question_id).scalar_subquery()
-        )
-        rows = await session.execute(select(Answer.question_id, column).where(Answer.id.in_(newest)))
-        latest[column.key] = dict(rows.tuples().all())
+    slots = await session.execute(select(slot, func.count()).where(*mine).group_by(slot))
     covered = await session.execute(
         select(Answer.question_id, Answer.covered, func.count())
-        .where(mine, Answer.covered.is_not(None))
+        .where(*mine, Answer.covered.is_not(None))
         .group_by(Answer.question_id, Answer.covered)
     )
+    pending = await session.execute(select(Answer.id).where(*mine, Answer.covered.is_(None)))
     return AnswerStats(
         slots=[(_slot_start(value, slot_seconds), int(count)) for value, count in slots.tuples().all()],
-        questions=[
-            QuestionStat(qid, int(n), latest["coverage"].get(qid), latest["self_grade"].get(qid))
-            for qid, n in counts.tuples().all()
-        ],
+        questions=await question_stats(session, user_id, up_to),
         covered=[(qid, text or "", int(n)) for qid, text, n in covered.tuples().all()],
+        pending=list(pending.scalars()),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class NewAnswer:
+    id: int
+    question_id: str
+    created_at: datetime
+    covered: str | None
+
+
+async def answers_after(session: AsyncSession, user_id: int, after_id: int, limit: int) -> list[NewAnswer]:
+    """The user's answers with an id above ``after_id`` (at most ``limit``): what is new since a
+    digest was made."""
+    rows = await session.execute(
+        select(Answer.id, Answer.question_id, Answer.created_at, Answer.covered)
+        .where(Answer.user_id == user_id, Answer.id > after_id)
+        .order_by(Answer.id)
+        .limit(limit)
+    )
+    return [NewAnswer(*row) for row in rows.tuples().all()]
+
+
+async def covered_of(session: AsyncSession, user_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    """The question and covered key points of these answers of the user (ids no longer stored are
+    left out)."""
+    rows = await session.execute(
+        select(Answer.id, Answer.question_id, Answer.covered).where(Answer.user_id == user_id, Answer.id.in_(list(ids)))
+    )
+    return {answer_id: (qid, covered) for answer_id, qid, covered in rows.tuples().all()}
+
+
+async def answers_mark(session: AsyncSession, user_id: int) -> tuple[tuple[int, int | None], tuple[Any, ...]]:
+    """Changes whenever the user's answers or their grades change: the answers' count and newest id
+    (an index-only read), and the cards' count, latest review, reps and ratings (every grade and
+    self-assessment reviews the card)."""
+    answers = await session.execute(select(func.count(), func.max(Answer.id)).where(Answer.user_id == user_id))
+    count, newest = answers.tuples().one()
+    cards = await session.execute(
+        select(func.count(), func.max(Card.last_review), func.sum(Card.reps), func.sum(Card.last_rating)).where(
+            Card.user_id == user_id
+        )
+    )
+    return (int(count), newest), tuple(cards.one())
 
 
 async def card_stats(session: AsyncSession, user_id: int) -> list[CardStat]:

@@ -7,7 +7,7 @@ language, and returns plain JSON-ready dicts.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -79,43 +79,163 @@ def verdict(coverage: float | None) -> str | None:
 # Progress -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A user's answers as the progress screen needs them, in one zone: per-day counts, per question
+    the latest grades, and how often each key point was graded and covered. Never changed once made:
+    new answers make a new digest from it (:func:`_extend`)."""
+
+    count: int  # answers digested
+    newest: int  # the highest answer id digested (0: none)
+    per_day: Counter[date]
+    summary: dict[str, stats.QuestionSummary]
+    graded: Counter[str]  # per question: graded answers
+    hits: Counter[tuple[str, int]]  # per (question, key point): graded answers that covered it
+    pending: frozenset[int]  # answers not graded yet (an LLM grade may be attached later)
+
+
+class ProgressCache:
+    """Digests of recent users' answers, each with the marks it was made at
+    (:func:`bot.db.webapp.answers_mark`). Unchanged marks: the digest is used as it is; new answers
+    only (the count grew by the answers above the newest id digested): they are added to it; anything
+    else (a deletion, /forget): made again. Per process and checked against the database on every
+    use, so several instances never show stale data; keyed by the zone too."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Digest]] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[tuple[Any, ...], Digest] | None:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[Any, ...], mark: tuple[Any, ...], value: Digest) -> None:
+        self._items[key] = (mark, value)
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+EXTEND_LIMIT = 500  # more new (or ungraded) answers than this: the digest is made again
+
+
+def _slot_seconds(now: datetime, tz: tzinfo) -> int:
+    """Answers are counted per UTC hour, per quarter hour in zones such as Asia/Kolkata."""
+    instants = (now, now - timedelta(days=182))
+    whole = all((i.astimezone(tz).utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0) for i in instants)
+    return webapp_db.HOUR if whole else webapp_db.QUARTER
+
+
+def _summary(questions: Iterable[webapp_db.QuestionStat]) -> dict[str, stats.QuestionSummary]:
+    return {q.question_id: stats.QuestionSummary(q.question_id, q.answers, q.coverage, q.self_grade) for q in questions}
+
+
+def _count_covered(graded: Counter[str], hits: Counter[tuple[str, int]], qid: str, text: str, n: int = 1) -> None:
+    graded[qid] += n
+    for part in text.split(","):
+        if part.isdigit():
+            hits[(qid, int(part))] += n
+
+
+def digest(found: webapp_db.AnswerStats, tz: tzinfo, count: int, newest: int) -> Digest:
+    per_day: Counter[date] = Counter()
+    for slot, n in found.slots:
+        per_day[slot.astimezone(tz).date()] += n
+    graded: Counter[str] = Counter()
+    hits: Counter[tuple[str, int]] = Counter()
+    for qid, text, n in found.covered:
+        _count_covered(graded, hits, qid, text, n)
+    return Digest(count, newest, per_day, _summary(found.questions), graded, hits, frozenset(found.pending))
+
+
+async def _extend(session: Any, old: Digest, user_id: int, tz: tzinfo, count: int) -> Digest | None:
+    """``old`` with the answers added since it was made and the grades attached since; None when
+    that is not all that changed (then the digest is made again)."""
+    new = await webapp_db.answers_after(session, user_id, old.newest, EXTEND_LIMIT + 1)
+    if len(new) > EXTEND_LIMIT or len(old.pending) > EXTEND_LIMIT or old.count + len(new) != count:
+        return None
+    per_day, graded, hits = Counter(old.per_day), Counter(old.graded), Counter(old.hits)
+    pending = set()
+    for row in new:
+        per_day[row.created_at.astimezone(tz).date()] += 1
+        if row.covered is None:
+            pending.add(row.id)
+        else:
+            _count_covered(graded, hits, row.question_id, row.covered)
+    if old.pending:
+        now_graded = await webapp_db.covered_of(session, user_id, sorted(old.pending))
+        if len(now_graded) != len(old.pending):
+            return None  # some were deleted
+        for answer_id, (qid, text) in now_graded.items():
+            if text is None:
+                pending.add(answer_id)
+            else:
+                _count_covered(graded, hits, qid, text)
+    summary = _summary(await webapp_db.question_stats(session, user_id))
+    newest = new[-1].id if new else old.newest
+    return Digest(count, newest, per_day, summary, graded, hits, frozenset(pending))
+
+
+async def _digest_for(
+    db: Database, cache: ProgressCache | None, key: tuple[Any, ...], user_id: int, tz: tzinfo, slot_seconds: int
+) -> Digest:
+    async with db.read() as session:
+        (count, newest), cards_mark = await webapp_db.answers_mark(session, user_id)
+        cached = cache.get(key) if cache is not None else None
+        found: Digest | None = None
+        if cached is not None:
+            if cached[0] == ((count, newest), cards_mark):
+                return cached[1]
+            found = await _extend(session, cached[1], user_id, tz, count)
+        if found is None:
+            # only the answers the mark counted: one that arrives meanwhile is added next time
+            stats_ = await webapp_db.answer_stats(session, user_id, slot_seconds=slot_seconds, up_to=newest or 0)
+            found = digest(stats_, tz, count, newest or 0)
+    if cache is not None:
+        cache.put(key, ((count, newest), cards_mark), found)
+    return found
+
+
 async def progress(
-    db: Database, catalog: Catalog, *, user_id: int, now: datetime, tz: tzinfo, lang: str
+    db: Database,
+    catalog: Catalog,
+    *,
+    user_id: int,
+    now: datetime,
+    tz: tzinfo,
+    lang: str,
+    cache: ProgressCache | None = None,
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
     (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points."""
-    # answers are counted per UTC hour (per quarter in zones such as Asia/Kolkata), then put on days
-    half_year_ago = now - timedelta(days=182)
-    whole = all((i.utcoffset() or timedelta(0)) % timedelta(hours=1) == timedelta(0)
-                for i in (now.astimezone(tz), half_year_ago.astimezone(tz)))  # fmt: skip
-    async with db.read() as session:
-        found = await webapp_db.answer_stats(
-            session, user_id, slot_seconds=webapp_db.HOUR if whole else webapp_db.QUARTER
-        )
-        cards = await webapp_db.card_stats(session, user_id)
     bank = catalog.bank
+    slot_seconds = _slot_seconds(now, tz)
+    found = await _digest_for(db, cache, (user_id, str(tz), slot_seconds), user_id, tz, slot_seconds)
+    async with db.read() as session:
+        cards = await webapp_db.card_stats(session, user_id)
     today = now.astimezone(tz).date()
-    per_day: Counter[date] = Counter()
-    for slot, count in found.slots:
-        per_day[slot.astimezone(tz).date()] += count
     start = today - timedelta(days=today.weekday()) - timedelta(weeks=HEATMAP_WEEKS - 1)
-    heat = {_day(d): n for d, n in per_day.items() if start <= d <= today}
-    streak = stats.streak(per_day.keys(), today)
-    summary = {q.question_id: stats.QuestionSummary(q.question_id, q.answers, q.coverage, q.self_grade)
-               for q in found.questions}  # fmt: skip
+    heat = {_day(d): n for d, n in found.per_day.items() if start <= d <= today}
+    streak = stats.streak(found.per_day.keys(), today)
     return {
         "today": _day(today),
         "heatmap": {"start": _day(start), "end": _day(today), "days": heat, "active_days": len(heat)},
         "streak": {"current": streak.current, "longest": streak.best, "today": streak.today},
         "totals": {
-            "answers": sum(per_day.values()),
-            "questions": sum(1 for qid in summary if bank.question(qid) is not None),
+            "answers": found.count,
+            "questions": sum(1 for qid in found.summary if bank.question(qid) is not None),
             "total": len(bank.questions),
         },
-        "topics": _mastery(bank, summary, cards, now, lang),
+        "topics": _mastery(bank, found.summary, cards, now, lang),
         "due": _due(bank, cards, now, tz, today),
-        "weakest": _weakest(bank, found.covered, lang),
+        "weakest": [_weak_point(bank.questions[q], i, n, m, bank, lang) for q, i, n, m in _weakest_points(bank, found)],
     }
+
+
+def _weak_point(q: Question, index: int, missed: int, seen: int, bank: Bank, lang: str) -> dict[str, Any]:
+    return {"question": question_item(q, bank, lang), "point": q.key_points[index].text, "missed": missed, "of": seen}
 
 
 def _mastery(
@@ -161,29 +281,17 @@ def _due(bank: Bank, cards: list[webapp_db.CardStat], now: datetime, tz: tzinfo,
             "week": week, "week_total": sum(counts[1:])}  # fmt: skip
 
 
-def _weakest(bank: Bank, covered: Iterable[tuple[str, str, int]], lang: str) -> list[dict[str, Any]]:
-    """Key points most often missed over the graded answers (ties: the larger share missed).
-    ``covered``: (question, its covered key points, how many answers covered just those)."""
-    missed: Counter[tuple[str, int]] = Counter()
-    seen: Counter[tuple[str, int]] = Counter()
-    for qid, text, count in covered:
+def _weakest_points(bank: Bank, found: Digest) -> list[tuple[str, int, int, int]]:
+    """Key points most often missed over the graded answers (ties: the larger share missed), as
+    (question, key point, missed, graded); questions no longer in the bank are left out."""
+    missed: dict[tuple[str, int], int] = {}
+    for qid, total in found.graded.items():
         q = bank.question(qid)
-        indexes = _covered(text)
-        if q is None or indexes is None:
-            continue
-        for i in range(len(q.key_points)):
-            seen[(qid, i)] += count
-            if i not in indexes:
-                missed[(qid, i)] += count
-    ranked = sorted(missed, key=lambda k: (-missed[k], -missed[k] / seen[k], k))[:WEAKEST]
-    out = []
-    for qid, i in ranked:
-        q = bank.questions[qid]
-        out.append(
-            {"question": question_item(q, bank, lang), "point": q.key_points[i].text, "missed": missed[(qid, i)],
-             "of": seen[(qid, i)]}
-        )  # fmt: skip
-    return out
+        for i in range(len(q.key_points) if q else 0):
+            if n := total - found.hits[(qid, i)]:
+                missed[(qid, i)] = n
+    ranked = sorted(missed, key=lambda k: (-missed[k], -missed[k] / found.graded[k[0]], k))[:WEAKEST]
+    return [(qid, i, missed[(qid, i)], found.graded[qid]) for qid, i in ranked]
 
 
 # The bank ---------------------------------------------------------------------------------------
@@ -219,6 +327,7 @@ def topics(catalog: Catalog, lang: str, done: set[str]) -> list[dict[str, Any]]:
             "answered": sum(1 for qid in ids if qid in done),
         }
         for topic in bank.topics
+        if bank.topic_question_ids(topic.id)
     ]
 
 
@@ -250,17 +359,15 @@ def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> d
     if q is None:
         return None
     terms = [_term_ref(term, lang) for tid in q.terms if (term := bank.term(tid)) is not None]
-    details: str | None = getattr(q, "details", None)
-    context: str | None = getattr(q, "context", None)
-    follow_ups: Iterable[Any] = getattr(q, "follow_ups", ())
+    details = q.details
     return {
         **question_item(q, bank, lang, done),
         "topic_id": q.topic,
         "answer_html": to_html(q.answer),
         "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
         "details_html": to_html(details) if details else None,
-        "context_html": to_html(context) if context else None,
-        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in follow_ups],
+        "context": q.context,  # one line that makes a seed question understandable alone
+        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in q.follow_ups],
         "terms": terms,
     }
 

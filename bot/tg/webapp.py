@@ -42,7 +42,12 @@ log = logging.getLogger(__name__)
 STATIC = {"": ("index.html", "text/html"), "app.js": ("app.js", "text/javascript"), "app.css": ("app.css", "text/css")}
 MAX_QUERY = 200
 MEMBER_STATUSES = ("creator", "administrator", "member", "restricted")
-MEMBERSHIP_TTL = 600.0
+MEMBERSHIP_TTL = 600.0  # seconds a membership is trusted; a refusal only 60 (someone may just have joined)
+# The page runs its own script and Telegram's; the bank's HTML it shows can run nothing.
+CSP = (
+    "default-src 'self'; script-src 'self' https://telegram.org; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,7 @@ class MiniApp:
         self.services = services
         self.assets = load_assets()
         self._members: dict[tuple[int, int], tuple[bool, float]] = {}
+        self.progress_cache = service.ProgressCache()
 
     def add_routes(self, web_app: web.Application) -> None:
         r = web_app.router
@@ -121,7 +127,13 @@ class MiniApp:
 
     async def page(self, request: web.Request) -> web.Response:
         asset = self.assets[request.path.removeprefix("/app/")]
-        headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Vary": "Accept-Encoding"}
+        headers = {
+            "Cache-Control": "no-cache",
+            "X-Content-Type-Options": "nosniff",
+            "Vary": "Accept-Encoding",
+            "Content-Security-Policy": CSP,
+            "Referrer-Policy": "no-referrer",
+        }
         body = asset.body
         if _accepts_gzip(request):
             body, headers["Content-Encoding"] = asset.gzipped, "gzip"
@@ -187,7 +199,9 @@ class MiniApp:
 
     async def progress(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
         s = self.services
-        data = await service.progress(s.db, s.catalog, user_id=user.id, now=s.clock(), tz=viewer.tz, lang=viewer.lang)
+        data = await service.progress(
+            s.db, s.catalog, user_id=user.id, now=s.clock(), tz=viewer.tz, lang=viewer.lang, cache=self.progress_cache
+        )
         return _json(request, data)
 
     async def topics(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
@@ -287,7 +301,7 @@ class MiniApp:
     async def _is_member(self, chat_id: int, user_id: int) -> bool:
         key, now = (chat_id, user_id), time.monotonic()
         cached = self._members.get(key)
-        if cached is not None and now - cached[1] < MEMBERSHIP_TTL:
+        if cached is not None and now - cached[1] < (MEMBERSHIP_TTL if cached[0] else 60.0):
             return cached[0]
         try:
             member = await self.app.bot.get_chat_member(chat_id, user_id)

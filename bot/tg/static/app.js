@@ -228,13 +228,17 @@
         }).catch(function () { askBtn.disabled = false; toast(t("bank.ask_failed")); });
       } });
       var out = [h("p", { class: "muted", text: q.topic + " · " + t("bank.difficulty") + " " + "★★★".slice(0, q.difficulty) }),
+        q.context ? h("p", { class: "context", id: "question-context", text: q.context }) : null,
         h("h1", { id: "question-text", text: label(q) }), askBtn,
         h("section", { class: "card" }, h("h2", { text: t("bank.answer") }), h("div", { class: "rich", html: q.answer_html }),
           h("h3", { text: t("bank.key_points") }), h("ul", { class: "points" }, q.key_points.map(function (kp) {
             return h("li", null, kp.text, kp.core ? null : h("span", { class: "badge", text: t("bank.bonus") }));
           })))];
-      if (q.details_html) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.details") }), h("div", { class: "rich", html: q.details_html })));
-      if (q.context_html) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.context") }), h("div", { class: "rich", html: q.context_html })));
+      if (q.details_html) {  // the bank's details usually open with their own bold label («Подробнее»)
+        var labelled = q.details_html.slice(0, 3) === "<b>";
+        out.push(h("section", { class: "card", id: "details", "aria-label": t("bank.details") },
+          labelled ? null : h("h2", { text: t("bank.details") }), h("div", { class: "rich", html: q.details_html })));
+      }
       if (q.follow_ups.length) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.follow_ups") }), q.follow_ups.map(function (f) {
         return h("details", null, h("summary", { text: f.question }), h("div", { class: "rich", html: f.answer_html }));
       })));
@@ -258,8 +262,12 @@
         }));
       }
       if (mode === "topics") return [toggle].concat(g.topics.map(function (tp) { return h("section", null, h("h2", { text: tp.title }), items(tp.terms.map(function (id) { return byId[id]; }))); }));
-      var groups = {}, order = [];
-      g.terms.forEach(function (x) { var l = (x.en || x.name).charAt(0).toUpperCase(); if (!groups[l]) { groups[l] = []; order.push(l); } groups[l].push(x); });
+      var groups = {}, order = [];  // by the name shown, in the interface language's alphabetical order
+      g.terms.slice().sort(function (a, b) { return a.name.localeCompare(b.name, ME.lang); }).forEach(function (x) {
+        var l = x.name.charAt(0).toUpperCase();
+        if (!groups[l]) { groups[l] = []; order.push(l); }
+        groups[l].push(x);
+      });
       return [toggle].concat(order.map(function (l) { return h("section", null, h("h2", { text: l }), items(groups[l])); }));
     });
   }
@@ -288,7 +296,7 @@
         h("span", { class: "badge", text: a.self_grade ? t("answers.self_" + a.self_grade) : t("answers.self_none") })),
       h("div", { class: "pair" },
         h("div", { class: "yours" }, h("h3", { text: t("answers.yours") }), h("p", { text: a.text })),
-        h("div", { class: "reference rich" }, h("h3", { text: t("answers.reference") }), h("div", { html: refs[a.question_id] || "" }))),
+        h("div", { class: "reference rich", tabindex: "0", "aria-label": t("answers.reference") }, h("h3", { text: t("answers.reference") }), h("div", { html: refs[a.question_id] || "" }))),
       a.covered.length ? h("div", null, h("h3", { class: "good", text: "✓ " + t("answers.covered") }), h("ul", { class: "points" }, a.covered.map(function (x) { return h("li", { text: x }); }))) : null,
       a.missed.length ? h("div", null, h("h3", { class: "weak", text: "✗ " + t("answers.missed") }), h("ul", { class: "points" }, a.missed.map(function (x) { return h("li", { text: x }); }))) : null);
   }
