@@ -81,6 +81,28 @@ def test_counts(bank: Bank) -> None:
         assert q.terms, q.id
 
 
+def test_the_deeper_bank(bank: Bank) -> None:
+    """Issue 16: 200+ items, 100+ written for the bank (20+ of them coding tasks), every answer a
+    chat-sized card with details, every question with 2-3 follow-ups; new items have the seed
+    items' rubric (key points with a core one, misconceptions)."""
+    items = list(bank.questions.values())
+    originals = [q for q in items if q.original]
+    assert len(items) >= 200
+    assert len(originals) >= 100
+    assert len([q for q in originals if q.topic == "coding" and q.kind == "task"]) >= 20
+    seed_numbers = [q.number for q in items if not q.original and q.number is not None and q.kind == "question"]
+    for q in items:
+        assert len(q.answer) <= 900 and q.details, q.id
+        assert 2 <= len(q.follow_ups) <= 3 and all(len(f.answer) <= 400 for f in q.follow_ups), q.id
+    for q in originals:
+        assert q.source_file is None and q.number is not None, q.id
+        assert q.number > (max(seed_numbers) if q.kind == "question" else 244), q.id  # after the seed's
+        assert any(kp.core for kp in q.key_points) and 2 <= len(q.misconceptions) <= 5, q.id
+        assert q.terms and all(q.id in bank.terms[t].questions for t in q.terms), q.id  # linked both ways
+    topics = {q.topic for q in originals}
+    assert {"scaling", "checkpoints", "serving", "post-training", "evaluation", "coding"} <= topics
+
+
 def test_checkpoints_links_exactly_the_seed_items(bank: Bank) -> None:
     """The seed's 38 links stay, in order; any further link is a question written for the bank, and
     every new question of the checkpoints topic links the term."""
