@@ -124,7 +124,10 @@ def test_database_outage_30s(fake: FakeTelegram, postgres: Any, tmp_path: Path) 
     user = fake.user(7_000_001)
     try:
         user.send("/q 463")
-        user.expect()
+        (question,) = user.expect()
+        # the question is shown before its message id is noted: pause the database only after that
+        noted = [(question.message_id,)]
+        fake.wait_for(lambda: pg_rows(url, "select message_id from asks") == noted, 10, "the ask noted")
         postgres.pause()
         try:
             user.send("Ответ во время аварии базы")
