@@ -29,6 +29,14 @@ def shipped_bank() -> Any:
     return load_bank(default_bank_path())
 
 
+@functools.cache
+def shipped_catalog() -> Any:
+    """The shipped bank's catalog (search and glossary indexes), built once per test process."""
+    from bot.catalog import Catalog
+
+    return Catalog.build(shipped_bank())
+
+
 def shipped_counts() -> tuple[int, int, int]:
     """The shipped bank's items, questions and practice tasks (tests that show counts follow the bank)."""
     bank = shipped_bank()

@@ -5,13 +5,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from bot.bank import default_bank_path, load_bank
 from bot.bank.markdown import pack, render_blocks, to_html, to_plain, visible_length
-from bot.catalog import Catalog
 from bot.core.picking import candidates_for, pick
+from tests.conftest import shipped_catalog
 
-BANK = load_bank(default_bank_path())
-CATALOG = Catalog.build(BANK)
+CATALOG = shipped_catalog()
+BANK = CATALOG.bank
 
 
 def test_each_round_covers_every_candidate_exactly_once() -> None:

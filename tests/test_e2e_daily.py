@@ -68,6 +68,7 @@ def test_only_group_admins_change_daily(fake: FakeTelegram, bot: BotProcess) -> 
     assert "Вечерний разбор (ответ и сколько участников ответили): 20:00" in view.text
 
 
+@pytest.mark.slow  # real waits on the push clock; run by .ci/run's second step
 def test_push_arrives_at_the_set_minute_and_is_answerable(own_fake: FakeTelegram, tmp_path: Path, uid: int) -> None:
     fake = own_fake
     # The bot's clock runs at real speed but starts 4 s before a minute, so the set minute comes soon.
@@ -162,6 +163,7 @@ def test_429_pauses_all_sends_then_delivers(own_fake: FakeTelegram, tmp_path: Pa
     assert max(pushes(fake, set(chats)).values()) == 1
 
 
+@pytest.mark.slow  # real waits on the push clock; run by .ci/run's second step
 def test_403_switches_push_off_and_migration_moves_the_chat(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     blocked, group, other = 920_001, -920_002, 920_003
@@ -194,6 +196,7 @@ def test_403_switches_push_off_and_migration_moves_the_chat(own_fake: FakeTelegr
     assert pushes(fake, {-100_920_002})[-100_920_002] == 1
 
 
+@pytest.mark.slow  # real waits on the push clock; run by .ci/run's second step
 def test_group_push_as_quiz_poll_and_evening_reveal(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     quiz_group, question_group = -930_001, -930_002

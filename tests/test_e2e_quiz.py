@@ -8,15 +8,14 @@ from typing import Any
 
 import pytest
 
-from bot.bank import default_bank_path, load_bank
 from bot.core.quiz import option_label, topic_terms
 from bot.tg.handlers.quiz import format_points
-from tests.conftest import BotProcess, wait_until
+from tests.conftest import BotProcess, shipped_bank, wait_until
 from tests.fakebot import BOT_USERNAME, FakeTelegram, FakeUser, Sent
 
 pytestmark = pytest.mark.e2e
 
-BANK = load_bank(default_bank_path())
+BANK = shipped_bank()
 
 
 @pytest.fixture(scope="module")

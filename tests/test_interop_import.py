@@ -272,6 +272,7 @@ def test_an_invalid_bank_to_merge_with_stops_the_import(tmp_path: Path, capsys: 
     assert not (broken / "new.yaml").exists()
 
 
+@pytest.mark.slow  # a large input on purpose; run by .ci/run's second step
 def test_large_input_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = ["# Большая заметка"]
     for section in range(3):

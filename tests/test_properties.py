@@ -12,16 +12,16 @@ from hypothesis import strategies as st
 
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import pack, render_blocks, to_html, to_plain, visible_length
-from bot.catalog import Catalog
 from bot.core import interview
 from bot.core.grading import grade
 from bot.core.schedule import ScheduleError, parse_time, parse_zone
 from bot.core.text import keys
 from bot.tg.callbacks import MAX_BYTES, ConfirmShort, SearchPage, SearchResult, decode
+from tests.conftest import shipped_catalog
 from tests.fakebot import ApiError, parse_html, utf16_len
 
-BANK = load_bank(default_bank_path())
-CATALOG = Catalog.build(BANK)
+CATALOG = shipped_catalog()
+BANK = CATALOG.bank
 TEXT = st.text(alphabet=st.characters(max_codepoint=0x2FFFF, exclude_categories=["Cs"]), max_size=400)
 _PIECES = [*"ab _*`\n<>&#-1.фяё√ᵀ\"'", "**", "```", "\n\n", "- ", "1. ", "_x_", "`c`"]
 MARKDOWNISH = st.lists(st.sampled_from(_PIECES), max_size=120).map("".join)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from datetime import UTC, datetime, timedelta
@@ -32,16 +33,20 @@ from bot.core.quiz import (
 from bot.db import answers, chats, polls
 from bot.db.engine import Database
 from bot.tg.handlers.quiz import format_points, week_start
+from tests.conftest import shipped_bank
 
-BANK = load_bank(default_bank_path())
+BANK = shipped_bank()
 TERMS = sorted(BANK.terms)
 KINDS: tuple[QuizKind, ...] = ("definition", "term")
 _WORDS = re.compile(r"[0-9A-Za-zА-Яа-яЁё]+")
 
 
+@functools.cache
 def all_quizzes() -> list[tuple[Term, QuizKind, str, int, Quiz | None]]:
+    """Every term's quizzes in both languages for two seeds: built once, when the first test here
+    asks (not at import, which every test worker would pay for while collecting)."""
     out = []
-    for seed in range(3):
+    for seed in range(2):
         rng = random.Random(seed)
         for tid in TERMS:
             for kind in KINDS:
@@ -51,8 +56,9 @@ def all_quizzes() -> list[tuple[Term, QuizKind, str, int, Quiz | None]]:
     return out
 
 
-QUIZZES = all_quizzes()
-BUILT = [(term, kind, lang, quiz) for term, kind, lang, _, quiz in QUIZZES if quiz is not None]
+@functools.cache
+def built() -> list[tuple[Term, QuizKind, str, Quiz]]:
+    return [(term, kind, lang, quiz) for term, kind, lang, _, quiz in all_quizzes() if quiz is not None]
 
 
 def names_in(text: str, term: Term) -> list[str]:
@@ -69,17 +75,17 @@ def is_subsequence(small: list[str], big: list[str]) -> bool:
 
 
 def test_every_term_gets_a_definition_quiz_and_enough_get_reverse_ones() -> None:
-    for term, kind, lang, seed, quiz in QUIZZES:
+    for term, kind, lang, seed, quiz in all_quizzes():
         if kind == "definition":
             assert quiz is not None, (term.id, lang, seed)
-    reverse = {term.id for term, kind, _, quiz in BUILT if kind == "term"}
+    reverse = {term.id for term, kind, _, quiz in built() if kind == "term"}
     assert len(reverse) >= 20  # the terms whose first sentence fits an option
     assert reverse == {tid for tid in TERMS if short_definition(BANK.terms[tid]) is not None}
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
 def test_every_quiz_is_within_telegram_limits(lang: str) -> None:
-    for _, _, quiz_lang, quiz in BUILT:
+    for _, _, quiz_lang, quiz in built():
         if quiz_lang != lang:
             continue
         assert 1 <= tg_len(quiz.question) <= QUESTION_LIMIT, quiz.question
@@ -93,13 +99,13 @@ def test_every_quiz_is_within_telegram_limits(lang: str) -> None:
 
 
 def test_no_option_is_duplicated() -> None:
-    for _, _, _, quiz in BUILT:
+    for _, _, _, quiz in built():
         assert len({o.casefold() for o in quiz.options}) == 4, quiz.options
         assert len(set(quiz.option_terms)) == 4, quiz.option_terms
 
 
 def test_the_correct_option_is_the_right_term() -> None:
-    for term, kind, lang, quiz in BUILT:
+    for term, kind, lang, quiz in built():
         assert quiz.term_id == term.id
         assert quiz.option_terms[quiz.correct_option] == term.id
         right = quiz.options[quiz.correct_option]
@@ -125,7 +131,7 @@ def test_the_correct_option_is_the_right_term() -> None:
 
 
 def test_the_question_does_not_give_the_answer_away() -> None:
-    for term, kind, _, quiz in BUILT:
+    for term, kind, _, quiz in built():
         if kind == "definition":
             assert names_in(quiz.question, term) == [], quiz.question
         else:  # no definition names its own term, nor the asked one
@@ -136,7 +142,7 @@ def test_the_question_does_not_give_the_answer_away() -> None:
 
 def test_distractors_are_not_also_right() -> None:
     """A distractor never names the right term in its definition, nor is named by it."""
-    for term, _, _, quiz in BUILT:
+    for term, _, _, quiz in built():
         for tid in quiz.option_terms:
             if tid == term.id:
                 continue
@@ -386,7 +392,6 @@ def test_polls_carry_no_markdown() -> None:
     """Telegram shows a poll's text as is: backticks and asterisks from the glossary must not reach it."""
     import random
 
-    from bot.bank import default_bank_path, load_bank
     from bot.core.quiz import quiz_for_term
 
     bank = load_bank(default_bank_path())

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 import bot.services
-from bot.bank import Question, default_bank_path, load_bank
-from bot.catalog import Catalog
+from bot.bank import Question
 from bot.db import answers as answer_store
 from bot.db import chats as chat_store
 from bot.db.engine import Database
 from bot.services import answers, asking, chats, daily, interviews, quizzes, revealing, user_data
 from bot.services.grading import KeywordGrader
+from tests.conftest import shipped_catalog
 
-CATALOG = Catalog.build(load_bank(default_bank_path()))
+CATALOG = shipped_catalog()
 BANK = CATALOG.bank
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 USER = 7

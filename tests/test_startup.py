@@ -89,6 +89,7 @@ def test_a_database_that_cannot_be_used_is_one_line(
     assert_one_clean_line(migrate, "DATABASE_URL", cause)
 
 
+@pytest.mark.slow  # a real bot process; run by .ci/run's second step
 def test_a_read_only_database_file_is_one_line(own_fake: FakeTelegram, tmp_path: Path) -> None:
     assert run_bot(tmp_path, {}, "migrate").returncode == 0
     db = tmp_path / "bot.db"
@@ -105,6 +106,7 @@ def test_a_read_only_database_file_is_one_line(own_fake: FakeTelegram, tmp_path:
     assert_one_clean_line(result, "DATABASE_URL", "readonly")
 
 
+@pytest.mark.slow  # a real bot process; run by .ci/run's second step
 def test_webhook_mode_without_a_secret_refuses_to_start(own_fake: FakeTelegram, tmp_path: Path) -> None:
     env = {"TELEGRAM_API_URL": own_fake.url, "WEBHOOK_URL": "https://example.org/hook"}
     result = run_bot(tmp_path, env, "run", "--webhook")
@@ -112,6 +114,7 @@ def test_webhook_mode_without_a_secret_refuses_to_start(own_fake: FakeTelegram, 
     assert own_fake.calls_of("setWebhook") == []
 
 
+@pytest.mark.slow  # a real bot process; run by .ci/run's second step
 def test_sigterm_while_the_bot_api_is_unreachable_stops_within_5_s(tmp_path: Path) -> None:
     fake: Any = type("NoServer", (), {"url": f"http://127.0.0.1:{free_port()}", "calls_of": lambda *_: []})()
     process = BotProcess(fake, tmp_path, env={"PYTHONPATH": str(ROOT), "LLM_API_KEY": API_KEY})
@@ -130,6 +133,7 @@ def test_sigterm_while_the_bot_api_is_unreachable_stops_within_5_s(tmp_path: Pat
     assert_no_secrets(log)
 
 
+@pytest.mark.slow  # a real bot process; run by .ci/run's second step
 def test_webhook_secret_and_keys_never_reach_the_debug_log(own_fake: FakeTelegram, tmp_path: Path) -> None:
     port = free_port()
     env = {
