@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.db import quota
 from bot.db.models import LLMGrade, LLMUsage
 
 
@@ -23,17 +23,4 @@ async def store_grade(session: AsyncSession, key: str, result: str, now: datetim
 
 async def take_quota(session: AsyncSession, user_id: int, day: str, limit: int) -> bool:
     """Count one grading for the user on ``day``; False once ``limit`` is reached."""
-    row = (
-        await session.execute(
-            select(LLMUsage).where(LLMUsage.user_id == user_id, LLMUsage.day == day).with_for_update()
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        if limit <= 0:
-            return False
-        session.add(LLMUsage(user_id=user_id, day=day, count=1))
-        return True
-    if row.count >= limit:
-        return False
-    row.count += 1
-    return True
+    return await quota.take(session, LLMUsage, user_id, day, limit)

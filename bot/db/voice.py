@@ -6,25 +6,13 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.db import quota
 from bot.db.models import Answer, SttUsage
 
 
 async def take_quota(session: AsyncSession, user_id: int, day: str, limit: int) -> bool:
     """Count one transcription for the user on ``day``; False once ``limit`` is reached."""
-    row = (
-        await session.execute(
-            select(SttUsage).where(SttUsage.user_id == user_id, SttUsage.day == day).with_for_update()
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        if limit <= 0:
-            return False
-        session.add(SttUsage(user_id=user_id, day=day, count=1))
-        return True
-    if row.count >= limit:
-        return False
-    row.count += 1
-    return True
+    return await quota.take(session, SttUsage, user_id, day, limit)
 
 
 async def give_back(session: AsyncSession, user_id: int, day: str) -> None:
