@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 Reply = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -31,7 +31,29 @@ def default_reply(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class FakeOpenAI:
+class LocalServer:
+    """An HTTP server on a free local port in a thread of its own, serving ``/v1`` (the fakes of
+    OpenAI-compatible endpoints build on it)."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class FakeOpenAI(LocalServer):
     def __init__(self, api_key: str | None = "sk-test-secret-key") -> None:
         self.api_key = api_key
         self.mode = "ok"
@@ -39,20 +61,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []  # request-shape violations (tests assert it stays empty)
         self.delay = 3.0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(self._handler())
 
     def _check(self, path: str, headers: Any, body: Any) -> str | None:
         if path != "/v1/chat/completions":

@@ -12,13 +12,14 @@ is recorded (without the audio bytes: their length and first bytes). ``mode`` sc
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fake_openai import LocalServer
 
 Transcript = Callable[[dict[str, Any]], str]
 
@@ -40,7 +41,7 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, Any]:
     return fields
 
 
-class FakeSTT:
+class FakeSTT(LocalServer):
     def __init__(self, api_key: str | None = "sk-stt-test-secret") -> None:
         self.api_key = api_key
         self.mode = "ok"
@@ -49,21 +50,7 @@ class FakeSTT:
         self.delay = 3.0
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []  # request-shape violations (tests assert it stays empty)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> FakeSTT:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(self._handler())
 
     def _check(self, path: str, headers: Any, fields: dict[str, Any]) -> str | None:
         if path != "/v1/audio/transcriptions":
