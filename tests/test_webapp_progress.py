@@ -1,5 +1,6 @@
 """The Mini App's progress screen (bot/services/webapp.py) on a database of its own: the cached
-digest, extended with new answers and late grades, says what a digest made from scratch says."""
+digest, extended with new answers and late grades, and the copy kept in the database (what a restart
+or another instance starts from) say what a digest made from scratch says."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ async def test_extended_digest_equals_a_fresh_one(db_url: str, catalog: Catalog)
         kwargs: dict[str, Any] = {"user_id": UID, "now": NOW, "tz": tz, "lang": "ru"}
         return (
             await webapp.progress(db, catalog, cache=cache, **kwargs),
-            await webapp.progress(db, catalog, **kwargs),
+            await webapp.progress(db, catalog, reuse=False, **kwargs),
         )
 
     await add(db, catalog, rng, 40)
@@ -88,3 +89,77 @@ async def test_extended_digest_equals_a_fresh_one(db_url: str, catalog: Catalog)
     cached, fresh = await both()
     assert cached == fresh and cached["totals"]["answers"] == 48
     await db.close()
+
+
+async def test_a_restart_starts_from_the_stored_digest(
+    db_url: str, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process (an empty cache) reads the digest kept in the database and adds the answers
+    given since, instead of reading every answer again; a copy it cannot read is made again; /forget
+    deletes it."""
+    from bot.config import async_database_url
+    from bot.services import user_data
+
+    db = Database(async_database_url(db_url))
+    await db.migrate()
+    rng = random.Random(5)
+    async with db.write() as session:
+        await chats_db.upsert_user(session, chats_db.UserInfo(UID, "Anna"))
+    kwargs: dict[str, Any] = {"user_id": UID, "now": NOW, "tz": ZoneInfo("Europe/Moscow"), "lang": "en"}
+    await add(db, catalog, rng, 30)
+    first = await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **kwargs)
+    assert first["totals"]["answers"] == 30
+    async with db.read() as session:
+        kept = await session.execute(text("select count(*) from progress_digests where user_id = :u"), {"u": UID})
+    assert kept.scalar() == 1
+
+    made_anew: list[int] = []
+    real = webapp.webapp_db.answer_stats
+
+    async def counted(*args: Any, **kw: Any) -> Any:
+        made_anew.append(1)
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(webapp.webapp_db, "answer_stats", counted)
+    await add(db, catalog, rng, 4)
+    restarted = await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **kwargs)
+    assert made_anew == []  # the stored copy, extended with the 4 new answers
+    assert restarted == await webapp.progress(db, catalog, reuse=False, **kwargs)
+    assert restarted["totals"]["answers"] == 34
+    made_anew.clear()
+
+    # another zone: its days differ, so the copy is not used (and is replaced)
+    moved = {**kwargs, "tz": ZoneInfo("America/New_York")}
+    await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **moved)
+    assert made_anew == [1]
+    made_anew.clear()
+
+    async with db.write() as session:
+        await session.execute(text("update progress_digests set body = '{not json'"))
+    broken = await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **moved)
+    assert made_anew == [1] and broken["totals"]["answers"] == 34
+
+    await user_data.forget(db, user_id=UID)
+    async with db.read() as session:
+        kept = await session.execute(text("select count(*) from progress_digests"))
+    assert kept.scalar() == 0
+    await db.close()
+
+
+def test_a_digest_survives_its_json() -> None:
+    from collections import Counter
+    from datetime import date
+
+    from bot.core import stats
+
+    d = webapp.Digest(
+        count=3,
+        newest=17,
+        per_day=Counter({date(2026, 11, 30): 2, date(2026, 12, 1): 1}),
+        summary={"q1": stats.QuestionSummary("q1", 2, 0.5, None), "q2": stats.QuestionSummary("q2", 1, None, 3)},
+        graded=Counter({"q1": 2}),
+        hits=Counter({("q1", 0): 2, ("q1", 2): 1}),
+        pending=frozenset({17}),
+    )
+    assert webapp.load_digest(webapp.dump_digest(d)) == d
+    assert webapp.load_digest('{"count": 1}') is None

@@ -415,3 +415,20 @@ class SttUsage(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     day: Mapped[str] = mapped_column(BoundedString(10), primary_key=True)  # YYYY-MM-DD
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ProgressDigest(Base):
+    """The Mini App's progress digest of a user's answers (per-day counts in one zone, latest grades,
+    key points covered), kept so that a restart or another instance does not read every answer again.
+    ``mark`` says which answers and card reviews it covers; it is checked against the database on
+    every use and extended or made again when they changed. Deleted with the user (/forget)."""
+
+    __tablename__ = "progress_digests"
+
+    user_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    zone: Mapped[str] = mapped_column(BoundedString(64))  # the zone and slot size the days were counted in
+    mark: Mapped[str] = mapped_column(SafeText)  # JSON
+    body: Mapped[str] = mapped_column(SafeText)  # JSON
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -24,6 +24,7 @@ from bot.db.models import (
     InterviewItem,
     Poll,
     PollAnswer,
+    ProgressDigest,
     Reveal,
     User,
 )
@@ -141,6 +142,7 @@ async def forget_user(session: AsyncSession, user_id: int) -> UserData:
     await _deleted(session, delete(Delivery).where(Delivery.chat_id == user_id))
     private_chat = await _deleted(session, delete(Chat).where(Chat.id == user_id))
     await session.execute(update(Ask).where(Ask.user_id == user_id).values(user_id=None))
+    await _deleted(session, delete(ProgressDigest).where(ProgressDigest.user_id == user_id))
     profile = await _deleted(session, delete(User).where(User.id == user_id))
     return UserData(
         answers=answers,

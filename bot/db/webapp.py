@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import Integer, String, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import Answer, Card, Chat
+from bot.db.models import Answer, Card, Chat, ProgressDigest, utcnow
+from bot.db.sql import insert_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +155,29 @@ async def answers_mark(session: AsyncSession, user_id: int) -> tuple[tuple[int, 
         )
     )
     return (int(count), newest), tuple(cards.one())
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDigest:
+    zone: str
+    mark: str
+    body: str
+
+
+async def stored_digest(session: AsyncSession, user_id: int) -> StoredDigest | None:
+    row = await session.execute(
+        select(ProgressDigest.zone, ProgressDigest.mark, ProgressDigest.body).where(ProgressDigest.user_id == user_id)
+    )
+    found = row.tuples().first()
+    return StoredDigest(*found) if found is not None else None
+
+
+async def store_digest(session: AsyncSession, user_id: int, zone: str, mark: str, body: str) -> None:
+    """Keep (or replace) the user's digest; the user's row must exist."""
+    insert = insert_for(session)
+    values = {"zone": zone, "mark": mark, "body": body, "updated_at": utcnow()}
+    statement = insert(ProgressDigest).values(user_id=user_id, **values)
+    await session.execute(statement.on_conflict_do_update(index_elements=[ProgressDigest.user_id], set_=values))
 
 
 async def card_stats(session: AsyncSession, user_id: int) -> list[CardStat]:

@@ -7,6 +7,7 @@ language, and returns plain JSON-ready dicts.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -95,24 +96,24 @@ class Digest:
 
 
 class ProgressCache:
-    """Digests of recent users' answers, each with the marks it was made at
-    (:func:`bot.db.webapp.answers_mark`). Unchanged marks: the digest is used as it is; new answers
-    only (the count grew by the answers above the newest id digested): they are added to it; anything
-    else (a deletion, /forget): made again. Per process and checked against the database on every
-    use, so several instances never show stale data; keyed by the zone too."""
+    """Digests of recent users' answers, each with the mark it was made at (:func:`_mark`) and how
+    many answers the copy kept in the database covers. Unchanged mark: the digest is used as it is;
+    new answers only (the count grew by the answers above the newest id digested): they are added to
+    it; anything else (a deletion, /forget): made again. Per process and checked against the database
+    on every use, so several instances never show stale data; keyed by the zone too."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Digest]] = OrderedDict()
+        self._items: OrderedDict[tuple[Any, ...], tuple[str, Digest, int]] = OrderedDict()
 
-    def get(self, key: tuple[Any, ...]) -> tuple[tuple[Any, ...], Digest] | None:
+    def get(self, key: tuple[Any, ...]) -> tuple[str, Digest, int] | None:
         found = self._items.get(key)
         if found is not None:
             self._items.move_to_end(key)
         return found
 
-    def put(self, key: tuple[Any, ...], mark: tuple[Any, ...], value: Digest) -> None:
-        self._items[key] = (mark, value)
+    def put(self, key: tuple[Any, ...], mark: str, value: Digest, stored: int) -> None:
+        self._items[key] = (mark, value, stored)
         self._items.move_to_end(key)
         while len(self._items) > self.size:
             self._items.popitem(last=False)
@@ -178,23 +179,89 @@ async def _extend(session: Any, old: Digest, user_id: int, tz: tzinfo, count: in
     return Digest(count, newest, per_day, summary, graded, hits, frozenset(pending))
 
 
+STORE_EVERY = 25  # answers: the stored digest is replaced when it lags the cached one by this many
+
+
+def _mark(answers: tuple[int, int | None], cards: tuple[Any, ...]) -> str:
+    return json.dumps([*answers, *cards], default=str)
+
+
+def dump_digest(d: Digest) -> str:
+    return json.dumps(
+        {
+            "count": d.count,
+            "newest": d.newest,
+            "days": {day.isoformat(): n for day, n in d.per_day.items()},
+            "summary": [[s.question_id, s.answers, s.coverage, s.self_grade] for s in d.summary.values()],
+            "graded": d.graded,
+            "hits": [[qid, i, n] for (qid, i), n in d.hits.items()],
+            "pending": sorted(d.pending),
+        },
+        separators=(",", ":"),
+    )
+
+
+def load_digest(text: str) -> Digest | None:
+    """A stored digest, or None when it cannot be read (it is made again then)."""
+    try:
+        raw = json.loads(text)
+        return Digest(
+            count=int(raw["count"]),
+            newest=int(raw["newest"]),
+            per_day=Counter({date.fromisoformat(day): int(n) for day, n in raw["days"].items()}),
+            summary={q: stats.QuestionSummary(q, int(n), c, g) for q, n, c, g in raw["summary"]},
+            graded=Counter({q: int(n) for q, n in raw["graded"].items()}),
+            hits=Counter({(q, int(i)): int(n) for q, i, n in raw["hits"]}),
+            pending=frozenset(int(i) for i in raw["pending"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
 async def _digest_for(
-    db: Database, cache: ProgressCache | None, key: tuple[Any, ...], user_id: int, tz: tzinfo, slot_seconds: int
+    db: Database,
+    cache: ProgressCache | None,
+    key: tuple[Any, ...],
+    user_id: int,
+    tz: tzinfo,
+    slot_seconds: int,
+    *,
+    reuse: bool = True,
 ) -> Digest:
+    """The user's digest: from this process's cache, else from the database's copy, extended with
+    what changed since; made anew from the answers only when neither can be used. The database's
+    copy is replaced when it was made anew or lags ``STORE_EVERY`` answers behind. ``reuse=False``:
+    made anew from the answers, nothing kept (a check of the other paths)."""
+    zone = f"{key[1]}|{slot_seconds}"
     async with db.read() as session:
-        (count, newest), cards_mark = await webapp_db.answers_mark(session, user_id)
+        answers, cards = await webapp_db.answers_mark(session, user_id)
+        count, newest = answers
+        mark = _mark(answers, cards)
         cached = cache.get(key) if cache is not None else None
+        stored = 0
+        if cached is None and reuse:
+            kept = await webapp_db.stored_digest(session, user_id)
+            old = load_digest(kept.body) if kept is not None and kept.zone == zone else None
+            if kept is not None and old is not None:
+                cached = (kept.mark, old, old.count)
         found: Digest | None = None
         if cached is not None:
-            if cached[0] == ((count, newest), cards_mark):
-                return cached[1]
-            found = await _extend(session, cached[1], user_id, tz, count)
+            stored = cached[2]
+            if cached[0] == mark:
+                found = cached[1]
+            else:
+                found = await _extend(session, cached[1], user_id, tz, count)
         if found is None:
             # only the answers the mark counted: one that arrives meanwhile is added next time
             stats_ = await webapp_db.answer_stats(session, user_id, slot_seconds=slot_seconds, up_to=newest or 0)
             found = digest(stats_, tz, count, newest or 0)
+            stored = -1
+    if reuse and count and (stored < 0 or abs(found.count - stored) >= STORE_EVERY):
+        async with db.write() as session:
+            await webapp_db.store_digest(session, user_id, zone, mark, dump_digest(found))
+        stored = found.count
     if cache is not None:
-        cache.put(key, ((count, newest), cards_mark), found)
+        cache.put(key, mark, found, stored)
     return found
 
 
@@ -207,12 +274,15 @@ async def progress(
     tz: tzinfo,
     lang: str,
     cache: ProgressCache | None = None,
+    reuse: bool = True,
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
-    (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points."""
+    (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points.
+    ``reuse=False``: from the answers alone, neither a cached nor a stored digest."""
     bank = catalog.bank
     slot_seconds = _slot_seconds(now, tz)
-    found = await _digest_for(db, cache, (user_id, str(tz), slot_seconds), user_id, tz, slot_seconds)
+    key = (user_id, str(tz), slot_seconds)
+    found = await _digest_for(db, cache if reuse else None, key, user_id, tz, slot_seconds, reuse=reuse)
     async with db.read() as session:
         cards = await webapp_db.card_stats(session, user_id)
     today = now.astimezone(tz).date()
