@@ -169,9 +169,10 @@ async def measure(port: int, requests: int, db_path: Path) -> list[tuple[str, li
     return out
 
 
-def cold_progress(db_path: Path, repeats: int) -> list[float]:
-    """The progress screen without the cache (the first opening after new answers), in-process:
-    the service call alone, ms."""
+def cold_progress(db_path: Path, repeats: int) -> tuple[list[float], list[float]]:
+    """The progress screen in-process (the service call alone, ms): in a new process (an empty
+    cache: the digest kept in the database, extended with 3 answers given since), and made anew
+    from the answers (``reuse=False``: a user's first opening ever, or after a deletion)."""
     from zoneinfo import ZoneInfo
 
     from bot.bank import default_bank_path, load_bank
@@ -181,17 +182,24 @@ def cold_progress(db_path: Path, repeats: int) -> list[float]:
 
     catalog = Catalog.build(load_bank(default_bank_path()))
 
-    async def go() -> list[float]:
+    async def go() -> tuple[list[float], list[float]]:
         db = Database(f"sqlite+aiosqlite:///{db_path}")
-        out = []
+        restarted, anew = [], []
         for i in range(repeats + 3):
-            start = time.perf_counter()
-            await webapp.progress(db, catalog, user_id=USER, now=datetime.now(UTC), tz=ZoneInfo("Europe/Moscow"),
-                                  lang="ru")  # fmt: skip
-            if i >= 3:
-                out.append((time.perf_counter() - start) * 1000)
+            with sqlite3.connect(db_path) as conn:
+                conn.executemany(
+                    "insert into answers (question_id, user_id, chat_id, text, edited, coverage, covered, created_at)"
+                    " values ('q463', ?, ?, 'new', 0, 0.5, '0,1', ?)",
+                    [(USER, USER, datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f"))] * 3,
+                )
+            for reuse, out in ((True, restarted), (False, anew)):
+                start = time.perf_counter()
+                await webapp.progress(db, catalog, user_id=USER, now=datetime.now(UTC), tz=ZoneInfo("Europe/Moscow"),
+                                      lang="ru", cache=webapp.ProgressCache(), reuse=reuse)  # fmt: skip
+                if i >= 3:
+                    out.append((time.perf_counter() - start) * 1000)
         await db.close()
-        return out
+        return restarted, anew
 
     return asyncio.run(go())
 
@@ -209,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             results = asyncio.run(measure(port, args.requests, work / "bot.db"))
         finally:
             bot.stop()
-        cold = cold_progress(work / "bot.db", 30)
+        restarted, cold = cold_progress(work / "bot.db", 30)
         banner(f"webapp: {args.requests} sequential requests per endpoint, client-side round trip (ms)")
         rows = []
         worst = 0.0
@@ -219,12 +227,15 @@ def run(args: argparse.Namespace) -> int:
             rows.append([path, fmt(percentile(times, 50)), fmt(p95), fmt(percentile(times, 99)), fmt(max(times)),
                          f"{size / 1024:.1f}"])  # fmt: skip
         print(table(["endpoint", "p50", "p95", "p99", "max", "KB (gzip)"], rows))
-        cold_p95 = percentile(cold, 95)
-        print(f"progress without the cache (the first opening after new answers; the service call in-process, "
-              f"30 calls): p50 {percentile(cold, 50):.1f} ms, p95 {cold_p95:.1f} ms")  # fmt: skip
-        verdict = "met" if worst < 50 else "NOT met"
+        cold_p95, restarted_p95 = percentile(cold, 95), percentile(restarted, 95)
+        print(f"progress in a new process (the stored digest + 3 new answers; the service call in-process, "
+              f"30 calls): p50 {percentile(restarted, 50):.1f} ms, p95 {restarted_p95:.1f} ms")  # fmt: skip
+        print(f"progress made anew from the answers (a first opening ever; 30 calls): "
+              f"p50 {percentile(cold, 50):.1f} ms, p95 {cold_p95:.1f} ms")  # fmt: skip
+        verdict = "met" if max(worst, restarted_p95) < 50 else "NOT met"
         print(f"SUMMARY webapp: worst p95 {worst:.1f} ms over {len(results)} endpoints with {args.answers} "
-              f"answers (target < 50 ms: {verdict}); progress uncached p95 {cold_p95:.1f} ms")  # fmt: skip
+              f"answers, {restarted_p95:.1f} ms in a new process (target < 50 ms: {verdict}); "
+              f"made anew p95 {cold_p95:.1f} ms")  # fmt: skip
     finally:
         fake.stop()
         rmtree(work)
