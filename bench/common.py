@@ -280,6 +280,12 @@ class Proc:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def wait_for_log(self, text: str, timeout: float = 60) -> Proc:
+        """Wait until the process has logged ``text`` (e.g. "grader ready": the end of the grader's
+        warm-up after a start, so what is measured next is the steady state)."""
+        self.fake.wait_for(lambda: text in self.log(), timeout=timeout, what=f"{self.name} to log {text!r}")
+        return self
+
     def cpu(self) -> float:
         return proc_cpu_seconds(self.pid)
 

@@ -135,8 +135,10 @@ class SqlCounter:
         self.count = 0
         self.seconds = 0.0
         self._started: list[float] = []
-        event.listen(engine.sync_engine, "before_cursor_execute", self._before)
-        event.listen(engine.sync_engine, "after_cursor_execute", self._after)
+        engines = [engine] if not hasattr(engine, "sync_engine") else [engine.sync_engine]
+        for target in engines:
+            event.listen(target, "before_cursor_execute", self._before)
+            event.listen(target, "after_cursor_execute", self._after)
 
     def _before(self, *args: Any) -> None:
         self._started.append(time.perf_counter())
@@ -220,7 +222,7 @@ async def build_ours(db_path: Path) -> tuple[Any, Any, SqlCounter]:
     await app.initialize()
     services = app.bot_data["services"]
     await services.db.migrate()
-    return app, request, SqlCounter(services.db.engine)
+    return app, request, SqlCounter(services.db.inline_engine or services.db.engine)
 
 
 async def build_echo() -> tuple[Any, Any]:
@@ -399,10 +401,10 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
     from bot.db.models import Chat, User
 
     chats, users = Chat.__table__, User.__table__
-    dbs = {"aiosqlite (current)": Database(f"sqlite:///{url_path}")}
+    dbs = {"current": Database(f"sqlite:///{url_path}")}
     for db in dbs.values():
         await db.migrate()
-    async with dbs["aiosqlite (current)"].write() as s:
+    async with dbs["current"].write() as s:
         await chat_store.upsert_chat(s, chat_store.ChatInfo(42, "private", None))
         await chat_store.upsert_user(s, chat_store.UserInfo(42, "A"))
 
@@ -507,7 +509,7 @@ async def main_async(args: argparse.Namespace) -> int:
         banner("database unit costs (p50 µs, same machine, same run)")
         print(
             table(
-                ["operation", "aiosqlite (current)"],
+                ["operation", "current"],
                 await db_unit_costs(work / "units.db"),
             )
         )

@@ -156,7 +156,7 @@ def _profile_bot(work: Any, cycles: int) -> None:
     out = wd / "bot.prof"
     proc = our_bot(fake, wd, name="profiled")
     proc.argv = [sys.executable, "-m", "bench.profiled_bot", str(out)]
-    proc.start()
+    proc.start().wait_for_log("grader ready")
     try:
         _measure(fake, proc, "ours", 1, 3)  # warm
         proc.proc.send_signal(signal.SIGUSR1)  # type: ignore[union-attr]
@@ -215,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
                 env["DATABASE_URL"] = pg.create_db(f"bench_updates_{n}")
             proc = our_bot(fake, wd, env, name=f"ours{n}")
             proc.argv = [sys.executable, *argv]
-            bots.append((label, "ours", fake, proc.start()))
+            # measured once the grader's warm-up after the start is over: the steady state
+            bots.append((label, "ours", fake, proc.start().wait_for_log("grader ready")))
         seq_cycles = max(1, args.seq_updates // 3)
         modes = [
             ("sequential, 1 user", 1, seq_cycles * 3, seq_cycles),

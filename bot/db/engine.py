@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event, text
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -30,9 +30,12 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Session as SyncSession
+from sqlalchemy.orm import sessionmaker
 
 from bot.config import async_database_url
 from bot.db import inline_sqlite
+from bot.db.inline_session import InlineSession, begin_now
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
@@ -66,8 +69,8 @@ def describe_url(url: str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
-def _setup_sqlite(engine: AsyncEngine) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+def _setup_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
         cursor = dbapi_connection.cursor()
@@ -77,7 +80,7 @@ def _setup_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
         if mode == "IMMEDIATE WAIT":  # migrations at start-up: nothing else runs yet, so block
@@ -94,6 +97,19 @@ def _is_locked(exc: OperationalError) -> bool:
     return "locked" in str(exc.orig) or "busy" in str(exc.orig)
 
 
+def make_inline_engine(url: str) -> Engine | None:
+    """The sync pysqlite engine of a SQLite file URL, for :class:`InlineSession` (None otherwise)."""
+    url = async_database_url(url)
+    if not url.startswith("sqlite"):
+        return None
+    path = url.split("///", 1)[-1]
+    if not path or path == ":memory:" or "?" in path:
+        return None
+    engine = create_engine(f"sqlite:///{path}")
+    _setup_sqlite(engine)
+    return engine
+
+
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     url = async_database_url(url)
     if url.startswith("sqlite"):
@@ -104,7 +120,7 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
             with contextlib.suppress(OSError):  # if it cannot be made, connecting says so (one line)
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, **kwargs)
-        _setup_sqlite(engine)
+        _setup_sqlite(engine.sync_engine)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 10)
@@ -126,6 +142,13 @@ class Database:
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(writer, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # SQLite files: units of work through a sync Session on the loop thread (InlineSession)
+        self.inline_engine = make_inline_engine(self.url) if self.is_sqlite and not engine_kwargs else None
+        if self.inline_engine is not None:
+            self._inline_read = sessionmaker(self.inline_engine, expire_on_commit=False)
+            self._inline_write = sessionmaker(
+                self.inline_engine.execution_options(sqlite_begin="IMMEDIATE"), expire_on_commit=False
+            )
         # Runs at the end of every write transaction, in it (the inbox adds its "done" marks there,
         # so they cost no transaction of their own); returns how to undo its bookkeeping if the
         # transaction fails.
@@ -133,6 +156,13 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
+        if self.inline_engine is not None:
+            sync = self._inline_read()
+            try:
+                yield InlineSession(sync)
+            finally:
+                sync.close()
+            return
         async with self._read() as session:
             yield session
 
@@ -140,6 +170,21 @@ class Database:
     async def write(self) -> AsyncIterator[AsyncSession]:
         async with self._write_lock or contextlib.nullcontext():
             undo: Callable[[], None] | None = None
+            if self.inline_engine is not None:
+                sync = await self._begin_inline_write()
+                try:
+                    session: AsyncSession = InlineSession(sync)
+                    yield session
+                    if self.piggyback is not None:
+                        undo = await self.piggyback(session)
+                    sync.commit()
+                except BaseException:
+                    if undo is not None:
+                        undo()
+                    raise
+                finally:
+                    sync.close()  # rolls back what was not committed
+                return
             try:
                 async with AsyncExitStack() as transaction:
                     session = await self._begin_write(transaction)
@@ -173,6 +218,23 @@ class Database:
             stack.push_async_exit(attempt)
             return session
 
+    async def _begin_inline_write(self) -> SyncSession:
+        """:meth:`_begin_write` for the inline sessions."""
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while True:
+            sync = self._inline_write()
+            try:
+                begin_now(sync)
+            except OperationalError as exc:
+                sync.close()
+                if not _is_locked(exc) or time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                continue
+            return sync
+
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock
         makes instances that start together migrate one after another."""
@@ -193,6 +255,8 @@ class Database:
         return True
 
     async def close(self) -> None:
+        if self.inline_engine is not None:
+            self.inline_engine.dispose()
         await self.engine.dispose()
 
 

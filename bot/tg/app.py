@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from telegram import LinkPreviewOptions, Update
+from telegram import CallbackQuery, LinkPreviewOptions, Update
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TimedOut
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -70,7 +70,7 @@ from bot.tg.handlers import (
     start,
     voice,
 )
-from bot.tg.inbox import Inbox
+from bot.tg.inbox import Inbox, RawUpdatesRequest
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
 from bot.tg.web import WebServer
@@ -162,7 +162,8 @@ class FairUpdateProcessor(BaseUpdateProcessor):
     a busy group waiting for its send budget holds one slot, not all of them.
 
     A flood is handled at the chat's pace and bounded: a command or button press that is already
-    waiting in its chat's line from the same user is dropped (100 × /help gives one answer), and
+    waiting in its chat's line from the same user is dropped (100 × /help sent faster than they are
+    handled give one answer; a dropped press gets an empty answer, so its button stops spinning), and
     beyond ``backlog`` waiting updates a chat's commands and presses are dropped, with one notice
     per minute (``on_overflow``). Text messages (answers) are never dropped."""
 
@@ -266,12 +267,18 @@ class FairUpdateProcessor(BaseUpdateProcessor):
             coroutine.close()
         self._mark_done(update)
         self.dropped += 1
+        if update.callback_query is not None:  # the button stops its spinner; the first press was handled
+            self._background(_answer_quietly(update.callback_query))
         now = time.monotonic()
         if notify and self.on_overflow is not None and now - line.warned_at > 60:
             line.warned_at = now
-            task = asyncio.get_running_loop().create_task(self.on_overflow(update))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+            self._background(self.on_overflow(update))
+
+    @staticmethod
+    def _background(coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        _background.add(task)
+        task.add_done_callback(_background.discard)
 
     async def initialize(self) -> None:
         return None
@@ -281,6 +288,13 @@ class FairUpdateProcessor(BaseUpdateProcessor):
 
 
 _background: set[asyncio.Task[None]] = set()
+
+
+async def _answer_quietly(query: CallbackQuery) -> None:
+    with contextlib.suppress(TelegramError):
+        await query.answer()
+
+
 STOP_GRACE_SECONDS = 5.0  # handlers in flight at shutdown get this long before they are cut off
 
 
@@ -468,6 +482,7 @@ def build_application(
         .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(processor := FairUpdateProcessor())
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed
+        .get_updates_request(raw_updates := RawUpdatesRequest(connection_pool_size=1))
         .build()
     )
     processor.on_overflow = lambda update: tell_chat(app.bot, update, "flood", settings.default_language)
@@ -482,7 +497,7 @@ def build_application(
     )
     if clock is not None:
         services.clock = clock
-    services.inbox = Inbox(app, database, services.clock)
+    services.inbox = Inbox(app, database, services.clock, raw=raw_updates)
     processor.on_done = lambda update: services.inbox.done(update.update_id)  # type: ignore[union-attr]
     app.bot_data["services"] = services
     register_handlers(app)

@@ -96,14 +96,16 @@ class WebServer:
                 return web.Response(status=403)
         if not self.accepting:
             return web.Response(status=503)  # Telegram retries later (maybe at another instance)
-        update = parse_update(await request.read(), self.app.bot)
+        body = await request.read()
+        update = parse_update(body, self.app.bot)
         if update is None:
             log.info("webhook body that is not an update (answered 400)")
             return web.Response(status=400)
         inbox = self.services.inbox
         assert inbox is not None
         try:
-            fresh = await inbox.take([update])  # stored before the 200: a crash loses nothing
+            # stored before the 200 (a crash loses nothing), as received
+            fresh = await inbox.take([update], {update.update_id: json.loads(body)})
         except DATABASE_ERRORS as exc:
             log.warning("database unavailable while taking update %s (%s)", update.update_id, type(exc).__name__)
             return web.Response(status=503)  # Telegram delivers it again later
