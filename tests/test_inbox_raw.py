@@ -12,7 +12,8 @@ from sqlalchemy import text
 from telegram import Bot, Update
 
 from bot.db.engine import Database
-from bot.tg.inbox import Inbox, RawUpdatesRequest
+from bot.tg.inbox import Inbox
+from bot.tg.transport import RawUpdatesRequest
 
 UPDATE = {
     "update_id": 41,

@@ -23,11 +23,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from telegram import Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application
-from telegram.request import HTTPXRequest
 
 from bot.db import inbox as inbox_repo
 from bot.db.engine import DATABASE_ERRORS, Database, Session
 from bot.tg.common import tell_chat
+from bot.tg.transport import RawUpdatesRequest
 
 log = logging.getLogger(__name__)
 
@@ -39,24 +39,6 @@ def _touch(path: Path) -> None:
         path.touch()
     except OSError as exc:  # a health check that fails says why; the bot goes on
         log.debug("cannot touch the heartbeat file %s: %s", path, exc)
-
-
-class RawUpdatesRequest(HTTPXRequest):
-    """``getUpdates``' transport: keeps each update's JSON object as Telegram sent it, so the inbox
-    stores it without PTB's ``Update.to_dict`` (which rebuilds it from the objects at ~0.5 ms an
-    update: a tenth of the CPU an update costs)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.raw: dict[int, Any] = {}  # update_id -> the update's JSON object, of the last batch
-
-    # a static method in BaseRequest, called as self.parse_json_payload: this one needs self
-    def parse_json_payload(self, payload: bytes) -> dict[str, Any]:  # type: ignore[override]
-        data = super().parse_json_payload(payload)
-        result = data.get("result") if isinstance(data, dict) else None
-        if isinstance(result, list):
-            self.raw = {u["update_id"]: u for u in result if isinstance(u, dict) and type(u.get("update_id")) is int}
-        return data
 
 
 class Inbox:
