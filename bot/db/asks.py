@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import chats
-from bot.db.models import Ask, Reveal, utcnow
+from bot.db.models import Ask, Chat, ChatSeen, Reveal, utcnow
+from bot.db.sql import Prepared, core
+
+# asking a question is the hottest write: prepared statements on the connection (bot.db.sql)
+_ASKS, _CHATS, _SEEN = Ask.__table__.c, Chat.__table__.c, ChatSeen.__table__.c
+_ADD_ASK = Prepared(
+    lambda _: (
+        insert(Ask)
+        .values(
+            chat_id=bindparam("chat_id"),
+            user_id=bindparam("user_id"),
+            question_id=bindparam("question_id"),
+            source=bindparam("source"),
+            message_id=bindparam("message_id"),
+            asked_at=bindparam("asked_at"),
+        )
+        .returning(_ASKS.id)
+    )
+)
+_COUNT_SEEN = Prepared(
+    lambda insert_: (
+        insert_(ChatSeen)
+        .values(chat_id=bindparam("chat_id"), question_id=bindparam("question_id"), count=1)
+        .on_conflict_do_update(index_elements=[_SEEN.chat_id, _SEEN.question_id], set_={"count": _SEEN.count + 1})
+    )
+)
+_SET_PENDING = Prepared(
+    lambda _: update(Chat).where(_CHATS.id == bindparam("chat_id")).values(pending_ask_id=bindparam("ask_id"))
+)
+_SET_MESSAGE = Prepared(
+    lambda _: update(Ask).where(_ASKS.id == bindparam("ask_id")).values(message_id=bindparam("message_id"))
+)
 
 
 async def record_ask(
@@ -19,20 +50,19 @@ async def record_ask(
     message_id: int | None = None,
     make_pending: bool = True,
 ) -> Ask:
-    ask = Ask(
-        chat_id=chat_id,
-        user_id=user_id,
-        question_id=question_id,
-        source=source,
-        message_id=message_id,
-        asked_at=utcnow(),
-    )
-    session.add(ask)
-    await chats.count_seen(session, chat_id, question_id)
-    await session.flush()
+    values = {
+        "chat_id": chat_id,
+        "user_id": user_id,
+        "question_id": question_id,
+        "source": source,
+        "message_id": message_id,
+        "asked_at": utcnow(),
+    }
+    ask_id = (await core(session, _ADD_ASK(session), values)).scalar_one()
+    await core(session, _COUNT_SEEN(session), {"chat_id": chat_id, "question_id": question_id})
     if make_pending:
-        await chats.set_pending_ask(session, chat_id, ask.id)
-    return ask
+        await core(session, _SET_PENDING(session), {"chat_id": chat_id, "ask_id": ask_id})
+    return Ask(id=ask_id, **values)  # detached: for reading
 
 
 async def forget_ask(session: AsyncSession, ask_id: int, chat_id: int, previous_pending: int | None) -> None:
@@ -46,7 +76,7 @@ async def forget_ask(session: AsyncSession, ask_id: int, chat_id: int, previous_
 
 
 async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -> None:
-    await session.execute(update(Ask).where(Ask.id == ask_id).values(message_id=message_id))
+    await core(session, _SET_MESSAGE(session), {"ask_id": ask_id, "message_id": message_id})
 
 
 async def ask_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Ask | None:

@@ -5,8 +5,9 @@ by the caller."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import (
@@ -23,7 +24,7 @@ from bot.db.models import (
     User,
     utcnow,
 )
-from bot.db.sql import insert_for
+from bot.db.sql import Prepared, core, detached, insert_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,22 @@ async def upsert_chat(session: AsyncSession, info: ChatInfo) -> Chat:
     return chat
 
 
+_CHAT = Prepared(lambda _: select(*Chat.__table__.c).where(Chat.__table__.c.id == bindparam("id")))
+_USER = Prepared(lambda _: select(*User.__table__.c).where(User.__table__.c.id == bindparam("id")))
+
+
+async def read_chat(session: AsyncSession, chat_id: int) -> Chat | None:
+    """The chat's row as a detached object (every update reads it: a prepared statement)."""
+    row = (await core(session, _CHAT(session), {"id": chat_id})).first()
+    return detached(Chat, row) if row is not None else None
+
+
+async def read_user(session: AsyncSession, user_id: int) -> User | None:
+    """The user's row as a detached object (every update reads it: a prepared statement)."""
+    row = (await core(session, _USER(session), {"id": user_id})).first()
+    return detached(User, row) if row is not None else None
+
+
 async def get_chat(session: AsyncSession, chat_id: int) -> Chat | None:
     return await session.get(Chat, chat_id)
 
@@ -112,9 +129,14 @@ async def subscribed_chat_ids(session: AsyncSession) -> list[int]:
     return list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
 
 
+_SEEN_COUNTS = Prepared(
+    lambda _: select(ChatSeen.question_id, ChatSeen.count).where(ChatSeen.chat_id == bindparam("chat_id"))
+)
+
+
 async def seen_counts(session: AsyncSession, chat_id: int) -> dict[str, int]:
-    rows = await session.execute(select(ChatSeen.question_id, ChatSeen.count).where(ChatSeen.chat_id == chat_id))
-    return {qid: count for qid, count in rows.all()}
+    rows = await core(session, _SEEN_COUNTS(session), {"chat_id": chat_id})
+    return {qid: count for qid, count in cast("list[tuple[str, int]]", rows.all())}
 
 
 async def count_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:

@@ -5,35 +5,52 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import bindparam, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import InboxUpdate
-from bot.db.sql import insert_for
+from bot.db.sql import Prepared, core
+
+# every update passes here: prepared statements on the connection (bot.db.sql)
+_STORE = Prepared(
+    lambda insert: (
+        insert(InboxUpdate)
+        .values(
+            update_id=bindparam("update_id"),
+            payload=bindparam("payload"),
+            host=bindparam("host"),
+            received_at=bindparam("received_at"),
+        )
+        .on_conflict_do_nothing(index_elements=[InboxUpdate.update_id])
+        .returning(InboxUpdate.update_id)
+    )
+)
+_DONE = Prepared(
+    lambda _: (
+        update(InboxUpdate)
+        .where(InboxUpdate.update_id.in_(bindparam("ids", expanding=True)), InboxUpdate.done_at.is_(None))
+        .values(done_at=bindparam("now"), payload=None)
+    )
+)
 
 
 async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: str, now: datetime) -> set[int]:
     """Insert ``(update_id, raw JSON)`` rows; returns the ids seen for the first time (by any
     instance sharing the database). An id taken before is left alone: a redelivery."""
-    if not rows:
-        return set()
-    values = [
-        {"update_id": update_id, "payload": payload, "host": host[:64], "received_at": now}
-        for update_id, payload in rows
-    ]
-    ins = insert_for(session)(InboxUpdate).values(values)
-    ins = ins.on_conflict_do_nothing(index_elements=[InboxUpdate.update_id]).returning(InboxUpdate.update_id)
-    return set((await session.execute(ins)).scalars().all())
+    statement = _STORE(session)
+    fresh = set()
+    for update_id, payload in rows:
+        params = {"update_id": update_id, "payload": payload, "host": host[:64], "received_at": now}
+        if (await core(session, statement, params)).first() is not None:
+            fresh.add(update_id)
+    return fresh
 
 
 async def mark_done(session: AsyncSession, update_ids: Iterable[int], now: datetime) -> None:
     ids = sorted(set(update_ids))
+    statement = _DONE(session)
     for start in range(0, len(ids), 500):
-        await session.execute(
-            update(InboxUpdate)
-            .where(InboxUpdate.update_id.in_(ids[start : start + 500]), InboxUpdate.done_at.is_(None))
-            .values(done_at=now, payload=None)
-        )
+        await core(session, statement, {"ids": ids[start : start + 500], "now": now})
 
 
 async def pending(

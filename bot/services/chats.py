@@ -22,6 +22,6 @@ async def touch(db: Database, chat: ChatInfo, user: UserInfo | None) -> None:
 async def load(db: Database, *, chat_id: int, user_id: int | None) -> tuple[Chat | None, User | None]:
     """The chat's row and the user's row (None where not stored)."""
     async with db.read() as session:
-        chat = await chats.get_chat(session, chat_id)
-        user = await chats.get_user(session, user_id) if user_id is not None else None
+        chat = await chats.read_chat(session, chat_id)
+        user = await chats.read_user(session, user_id) if user_id is not None else None
     return chat, user
