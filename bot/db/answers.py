@@ -5,10 +5,70 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Ask, utcnow
+from bot.db.sql import Prepared, core
+
+# storing an answer is the hottest write: prepared statements on the connection (bot.db.sql)
+_ANSWER_FIELDS = (
+    "ask_id", "question_id", "user_id", "chat_id", "message_id", "text", "edited", "coverage", "covered", "created_at",
+)  # fmt: skip
+_INSERT = Prepared(lambda _: insert(Answer).values({f: bindparam(f) for f in _ANSWER_FIELDS}).returning(Answer.id))
+_FROM_MESSAGE = Prepared(
+    lambda _: select(Answer.id)
+    .where(Answer.chat_id == bindparam("chat"), Answer.message_id == bindparam("message"), Answer.edited.is_(False))
+    .limit(1)
+)
+_LATEST_ASK = Prepared(
+    lambda _: select(Answer.ask_id)
+    .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
+    .order_by(Answer.id.desc())
+    .limit(1)
+)
+
+
+async def insert_answer(
+    session: AsyncSession,
+    *,
+    ask: Ask | None,
+    question_id: str,
+    user_id: int,
+    chat_id: int,
+    message_id: int | None,
+    text: str,
+    coverage: float | None = None,
+    covered: Sequence[int] = (),
+    at: datetime | None = None,
+) -> Answer:
+    """:func:`add_answer` as one prepared INSERT; the answer returned is detached (for reading)."""
+    values = {
+        "ask_id": ask.id if ask else None,
+        "question_id": question_id,
+        "user_id": user_id,
+        "chat_id": chat_id,
+        "message_id": message_id,
+        "text": text,
+        "edited": False,
+        "coverage": coverage,
+        "covered": ",".join(str(i) for i in covered) if coverage is not None else None,
+        "created_at": at or utcnow(),
+    }
+    answer_id = (await core(session, _INSERT(session), values)).scalar_one()
+    return Answer(id=answer_id, **values)
+
+
+async def stored_from_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
+    """:func:`answer_to_message` with a prepared check first (the answer is loaded only if stored)."""
+    found = (await core(session, _FROM_MESSAGE(session), {"chat": chat_id, "message": message_id})).first()
+    return await session.get(Answer, found[0]) if found is not None else None
+
+
+async def latest_ask_answered(session: AsyncSession, user_id: int, question_id: str) -> tuple[bool, int | None]:
+    """Whether the user has answered the question before, and the ask of the latest such answer."""
+    found = (await core(session, _LATEST_ASK(session), {"uid": user_id, "qid": question_id})).first()
+    return (False, None) if found is None else (True, found[0])
 
 
 async def add_answer(

@@ -5,11 +5,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import srs
 from bot.db.models import Card
+from bot.db.sql import Prepared, core, detached
+
+# every graded answer reviews a card: prepared statements on the connection (bot.db.sql)
+_CARD_COLUMNS = (
+    "user_id", "question_id", "state", "due", "reps", "last_rating", "last_review", "prev_state", "auto_rated",
+)  # fmt: skip
+_GET = Prepared(
+    lambda _: (
+        select(*(getattr(Card, c) for c in _CARD_COLUMNS))
+        .where(Card.user_id == bindparam("uid"), Card.question_id == bindparam("qid"))
+        .with_for_update()
+    )
+)
+_ADD = Prepared(lambda _: insert(Card).values({c: bindparam(c) for c in _CARD_COLUMNS}))
+_SET = Prepared(
+    lambda _: (
+        update(Card)
+        .where(Card.user_id == bindparam("uid"), Card.question_id == bindparam("qid"))
+        .values({c: bindparam(c) for c in _CARD_COLUMNS[2:]})
+    )
+)
 
 
 async def review_card(
@@ -23,25 +44,25 @@ async def review_card(
 ) -> Card:
     """Schedule the user's card for a question. A self-assessment replaces an automatic
     (coverage-only) rating given just before, instead of reviewing the card twice."""
-    card = await session.get(Card, (user_id, question_id), with_for_update=True)
+    row = (await core(session, _GET(session), {"uid": user_id, "qid": question_id})).first()
     rating = srs.rating_for(self_grade, coverage)
     auto = self_grade is None
-    if card is None:
+    if row is None:
         result = srs.review(None, rating, now)
-        card = Card(
-            user_id=user_id,
-            question_id=question_id,
-            state=result.state,
-            due=result.due,
-            reps=1,
-            last_rating=result.rating,
-            last_review=now,
-            prev_state=None,
-            auto_rated=auto,
-        )
-        session.add(card)
-        await session.flush()
-        return card
+        values = {
+            "user_id": user_id,
+            "question_id": question_id,
+            "state": result.state,
+            "due": result.due,
+            "reps": 1,
+            "last_rating": result.rating,
+            "last_review": now,
+            "prev_state": None,
+            "auto_rated": auto,
+        }
+        await core(session, _ADD(session), values)
+        return Card(**values)
+    card = detached(Card, row)
     replacing = card.auto_rated and not auto
     base: str | None = card.prev_state if replacing else card.state  # replacing undoes the automatic rating
     result = srs.review(base, rating, now)
@@ -49,6 +70,8 @@ async def review_card(
     card.state, card.due, card.last_rating, card.last_review = result.state, result.due, result.rating, now
     card.reps = card.reps if replacing else card.reps + 1
     card.auto_rated = auto
+    changed = {c: getattr(card, c) for c in _CARD_COLUMNS[2:]}
+    await core(session, _SET(session), {"uid": user_id, "qid": question_id, **changed})
     return card
 
 

@@ -25,7 +25,7 @@ from bot.db import answers, asks, cards
 from bot.db import interviews as interview_store
 from bot.db import voice as voice_store
 from bot.db.engine import Database
-from bot.db.models import Answer, Ask, Interview, InterviewItem
+from bot.db.models import Answer, Ask, AskSource, Interview, InterviewItem
 from bot.services import interviews
 from bot.services.grading import KeywordGrader, Outcome
 
@@ -64,14 +64,16 @@ async def record_answer(
     now: datetime,
     voice: Voice | None = None,
 ) -> Recorded:
+    in_interview = ask.source == AskSource.INTERVIEW  # only a mock interview's asks have items
     async with db.write() as session:
         if message_id is not None:  # the same message handled again (after a crash): stored once
-            stored = await answers.answer_to_message(session, chat_id, message_id)
+            stored = await answers.stored_from_message(session, chat_id, message_id)
             if stored is not None:
-                return Recorded(stored, False, await interview_store.item_for_ask(session, ask.id))
-        previous = await answers.latest_answer(session, user_id, question_id)
-        again = previous is not None and previous.ask_id == ask.id
-        answer = await answers.add_answer(
+                item = await interview_store.item_for_ask(session, ask.id) if in_interview else None
+                return Recorded(stored, False, item)
+        answered, previous_ask = await answers.latest_ask_answered(session, user_id, question_id)
+        again = answered and previous_ask == ask.id
+        answer = await answers.insert_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
             text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
         )  # fmt: skip
@@ -82,7 +84,7 @@ async def record_answer(
             )  # fmt: skip
         if grade is not None:
             await cards.review_card(session, user_id, question_id, self_grade=None, coverage=grade.score, now=now)
-        interview = await interview_store.item_for_ask(session, ask.id)
+        interview = await interview_store.item_for_ask(session, ask.id) if in_interview else None
     return Recorded(answer, again, interview)
 
 
