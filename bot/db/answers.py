@@ -17,16 +17,34 @@ _ANSWER_FIELDS = (
 )  # fmt: skip
 _INSERT = Prepared(lambda _: insert(Answer).values({f: bindparam(f) for f in _ANSWER_FIELDS}).returning(Answer.id))
 _FROM_MESSAGE = Prepared(
-    lambda _: select(Answer.id)
-    .where(Answer.chat_id == bindparam("chat"), Answer.message_id == bindparam("message"), Answer.edited.is_(False))
-    .limit(1)
+    lambda _: (
+        select(Answer.id)
+        .where(Answer.chat_id == bindparam("chat"), Answer.message_id == bindparam("message"), Answer.edited.is_(False))
+        .limit(1)
+    )
 )
 _LATEST_ASK = Prepared(
-    lambda _: select(Answer.ask_id)
-    .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
-    .order_by(Answer.id.desc())
-    .limit(1)
+    lambda _: (
+        select(Answer.ask_id)
+        .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
+        .order_by(Answer.id.desc())
+        .limit(1)
+    )
 )
+
+_LATEST_TEXT = Prepared(
+    lambda _: (
+        select(Answer.text)
+        .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
+        .order_by(Answer.id.desc())
+        .limit(1)
+    )
+)
+
+
+async def latest_text(session: AsyncSession, user_id: int, question_id: str) -> str | None:
+    """The text of the user's latest answer to the question."""
+    return (await core(session, _LATEST_TEXT(session), {"uid": user_id, "qid": question_id})).scalar()
 
 
 async def insert_answer(

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import chats
 from bot.db.models import Ask, Chat, ChatSeen, Reveal, utcnow
-from bot.db.sql import Prepared, core
+from bot.db.sql import Prepared, core, detached
 
 # asking a question is the hottest write: prepared statements on the connection (bot.db.sql)
 _ASKS, _CHATS, _SEEN = Ask.__table__.c, Chat.__table__.c, ChatSeen.__table__.c
@@ -79,14 +79,34 @@ async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -
     await core(session, _SET_MESSAGE(session), {"ask_id": ask_id, "message_id": message_id})
 
 
+_ASK_COLUMNS = tuple(Ask.__table__.c.keys())
+_BY_MESSAGE = Prepared(
+    lambda _: (
+        select(*(getattr(Ask, c) for c in _ASK_COLUMNS))
+        .where(Ask.chat_id == bindparam("chat"), Ask.message_id == bindparam("message"))
+        .limit(1)
+    )
+)
+_BY_ID = Prepared(lambda _: select(*(getattr(Ask, c) for c in _ASK_COLUMNS)).where(Ask.id == bindparam("ask_id")))
+_ADD_REVEAL = Prepared(
+    lambda _: insert(Reveal).values(
+        question_id=bindparam("qid"), chat_id=bindparam("chat"), user_id=bindparam("uid"), created_at=bindparam("at")
+    )
+)
+
+
 async def ask_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Ask | None:
-    result = await session.execute(select(Ask).where(Ask.chat_id == chat_id, Ask.message_id == message_id).limit(1))
-    return result.scalar_one_or_none()
+    """The ask shown by this message, detached (for reading)."""
+    row = (await core(session, _BY_MESSAGE(session), {"chat": chat_id, "message": message_id})).first()
+    return detached(Ask, row) if row is not None else None
 
 
 async def get_ask(session: AsyncSession, ask_id: int) -> Ask | None:
-    return await session.get(Ask, ask_id)
+    """The ask, detached (for reading)."""
+    row = (await core(session, _BY_ID(session), {"ask_id": ask_id})).first()
+    return detached(Ask, row) if row is not None else None
 
 
 async def add_reveal(session: AsyncSession, question_id: str, chat_id: int, user_id: int | None) -> None:
-    session.add(Reveal(question_id=question_id, chat_id=chat_id, user_id=user_id, created_at=utcnow()))
+    params = {"qid": question_id, "chat": chat_id, "uid": user_id, "at": utcnow()}
+    await core(session, _ADD_REVEAL(session), params)

@@ -20,11 +20,9 @@ async def reveal(db: Database, q: Question, *, chat_id: int, user_id: int | None
     """Note that the reference answer was shown in the chat; in a private chat, with the user's
     latest answer to quote above it."""
     mine = None
-    if private and user_id is not None:
-        async with db.read() as session:
-            latest = await answers.latest_answer(session, user_id, q.id)
-        mine = latest.text if latest is not None else None
-    async with db.write() as session:
+    async with db.write() as session:  # one unit of work: the latest answer and the reveal
+        if private and user_id is not None:
+            mine = await answers.latest_text(session, user_id, q.id)
         await asks.add_reveal(session, q.id, chat_id, user_id)
     return Revealed(q, mine)
 
