@@ -260,3 +260,24 @@ async def test_a_write_waiting_for_another_process_does_not_stall_other_chats(tm
     async with db.read() as s:
         assert (await s.execute(select(func.count()).select_from(models.User))).scalar_one() == 1
     await db.close()
+
+
+async def test_many_units_of_work_open_at_once_do_not_wait_for_each_other(tmp_path: object) -> None:
+    """SQLite's sessions run on the event loop: 40 read sessions held open across awaits (more than
+    the pool keeps) must not block the loop waiting for a connection."""
+    from pathlib import Path
+
+    db = await _db(f"sqlite:///{Path(str(tmp_path)) / 'bot.db'}")
+    release = asyncio.Event()
+
+    async def reader() -> int:
+        async with db.read() as s:
+            await s.execute(select(func.count()).select_from(Answer))  # its connection is taken
+            await release.wait()  # and held while the others take theirs
+            return int((await s.execute(select(func.count()).select_from(Answer))).scalar_one())
+
+    readers = [asyncio.ensure_future(reader()) for _ in range(40)]
+    await asyncio.sleep(0.05)
+    release.set()
+    assert await asyncio.wait_for(asyncio.gather(*readers), 5) == [0] * 40
+    await db.close()

@@ -31,8 +31,10 @@ def clock() -> datetime:
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(f"sqlite:///{tmp_path / 'services.db'}")
+async def db(db_url: str) -> AsyncIterator[Database]:
+    """Each flow on SQLite (a sync session on the loop) and on PostgreSQL (asyncpg): the hot paths'
+    prepared statements run on either."""
+    database = Database(db_url)
     await database.migrate()
     async with database.write() as session:
         await chat_store.upsert_user(session, chat_store.UserInfo(USER, "Anna", "anna", "ru"))

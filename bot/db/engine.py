@@ -115,7 +115,9 @@ def make_inline_engine(url: str) -> Engine | None:
     path = url.split("///", 1)[-1]
     if not path or path == ":memory:" or "?" in path:
         return None
-    engine = create_engine(f"sqlite:///{path}")
+    # never wait for a free connection: a wait would block the event loop, the only thread that
+    # can give one back (units of work beyond the 8 kept open get a connection of their own)
+    engine = create_engine(f"sqlite:///{path}", pool_size=8, max_overflow=-1)
     _setup_sqlite(engine, raw_begin=True)
     return engine
 
