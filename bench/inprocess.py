@@ -222,6 +222,10 @@ async def build_ours(db_path: Path) -> tuple[Any, Any, SqlCounter]:
     await app.initialize()
     services = app.bot_data["services"]
     await services.db.migrate()
+    from bot.core import grading
+
+    for _ in grading.warm_up(bank.questions.values(), bank.lexicon):  # as the bot does after a start
+        pass
     return app, request, SqlCounter(services.db.inline_engine or services.db.engine)
 
 
