@@ -45,7 +45,10 @@ def default_cache_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
+    # an empty variable (KEY= in .env, or ${KEY} of an unset variable in compose) means "not set"
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True, env_ignore_empty=True
+    )
 
     bot_token: SecretStr | None = None
     database_url: str = Field(default_factory=default_database_url)

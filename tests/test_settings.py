@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import SettingsError, load_settings
+from bot.config import Settings, SettingsError, load_settings
 
 ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
             "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "STT", "STT_BASE_URL",
@@ -73,6 +73,19 @@ def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str,
     with pytest.raises(SettingsError) as info:
         load_settings()
     assert str(info.value).startswith(expected)
+
+
+def test_an_empty_variable_means_not_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BANK_PATH=`` (or compose's ``${BANK_PATH}`` of an unset variable) is the bundled bank, not
+    the current folder; the same for every setting."""
+    for key in ("BANK_PATH", "DATABASE_URL", "WEBAPP_URL", "STT", "LOG_LEVEL", "BOT_TOKEN"):
+        monkeypatch.setenv(key, "")
+    settings = load_settings()
+    defaults = Settings()
+    assert settings.bank_path is None and settings.database_url == defaults.database_url
+    assert settings.webapp_url is None and settings.stt == "off" and settings.log_level == defaults.log_level
+    with pytest.raises(SettingsError, match=r"^BOT_TOKEN: not set"):
+        settings.require_token()
 
 
 def test_token_required_and_checked() -> None:
