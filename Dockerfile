@@ -5,7 +5,9 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY data ./data
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# Optional extras, e.g. `docker build --build-arg EXTRAS=voice .` for STT=local (faster-whisper)
+ARG EXTRAS=""
+RUN pip wheel --no-cache-dir --wheel-dir /wheels ".${EXTRAS:+[$EXTRAS]}"
 
 # Runtime stage: only the installed wheels, a non-root user, the SQLite file on a volume.
 FROM python:3.11-slim
