@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 
 from telegram import Audio as TgAudio
@@ -23,7 +23,9 @@ from telegram import Voice as TgVoice
 from telegram.constants import ChatAction, ChatType
 from telegram.error import BadRequest, TelegramError
 
+from bot.bank import Question
 from bot.bank.markdown import escape
+from bot.db.models import Ask
 from bot.i18n import t
 from bot.services import answers
 from bot.services.voice import Audio, Refusal, SttError, VoiceAnswers
@@ -84,33 +86,26 @@ async def chat_action(context: Ctx, chat_id: int, action: str) -> AsyncIterator[
             await task
 
 
-async def on_voice(update: Update, context: Ctx) -> None:
-    message, chat, user = update.effective_message, update.effective_chat, update.effective_user
-    if message is None or chat is None or user is None:
-        return
-    audio = audio_of(message)
-    if audio is None:
-        return
+async def _question_for(update: Update, context: Ctx, private: bool) -> tuple[Ask, Question] | None:
+    """The question a voice message answers, or None (said in a private chat)."""
     ask = await pending_ask(update, context)
     if ask is None:
-        if chat.type == ChatType.PRIVATE:
+        if private:
             await reply_text(update, t(context.lang, "no_pending"))
-        return  # in a group, a voice that replies to no question is not for the bot
-    s = context.services
-    q = s.catalog.bank.question(ask.question_id)
+        return None  # in a group, a voice that replies to no question is not for the bot
+    q = context.services.catalog.bank.question(ask.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
-        return
-    group = is_group(update)
-    refusal = s.voice.refusal(audio) if s.voice is not None else Refusal.OFF
-    if refusal is not None or s.voice is None:
-        await reply_text(update, refusal_text(context.lang, refusal or Refusal.OFF, s.voice, audio), quote=group)
-        return
-    status = await reply_text(update, t(context.lang, "voice.transcribing"), quote=group)
+        return None
+    return ask, q
+
+
+def _downloader(context: Ctx, file_id: str) -> Callable[[], Awaitable[bytes]]:
+    """Fetches the voice through the Bot API; a failure is an SttError the user is told of."""
 
     async def download() -> bytes:
         try:
-            file = await context.bot.get_file(audio.file_id)
+            file = await context.bot.get_file(file_id)
             return bytes(await file.download_as_bytearray())
         except BadRequest as exc:
             if "too big" in str(exc).lower():
@@ -119,9 +114,29 @@ async def on_voice(update: Update, context: Ctx) -> None:
         except TelegramError as exc:
             raise SttError(Refusal.FAILED, str(exc)) from None
 
+    return download
+
+
+async def on_voice(update: Update, context: Ctx) -> None:
+    message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+    audio = audio_of(message) if message is not None else None
+    if message is None or chat is None or user is None or audio is None:
+        return
+    found = await _question_for(update, context, chat.type == ChatType.PRIVATE)
+    if found is None:
+        return
+    ask, q = found
+    s, group = context.services, is_group(update)
+    refusal = s.voice.refusal(audio) if s.voice is not None else Refusal.OFF
+    if refusal is not None or s.voice is None:
+        await reply_text(update, refusal_text(context.lang, refusal or Refusal.OFF, s.voice, audio), quote=group)
+        return
+    status = await reply_text(update, t(context.lang, "voice.transcribing"), quote=group)
     try:
         async with chat_action(context, chat.id, ChatAction.RECORD_VOICE):
-            heard = await s.voice.transcribe(audio, download, user_id=user.id, language=context.lang, now=s.clock())
+            heard = await s.voice.transcribe(
+                audio, _downloader(context, audio.file_id), user_id=user.id, language=context.lang, now=s.clock()
+            )
     except SttError as exc:
         await show(update, View(refusal_text(context.lang, exc.reason, s.voice, audio)), status, quote=group)
         return
