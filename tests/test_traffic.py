@@ -50,7 +50,7 @@ def test_a_command_flood_in_a_group_does_not_stall_others(strict: FakeTelegram, 
         bot.stop()
     print(f"\n/q during a 100 × /help flood in a group: {latency:.2f} s; {len(helps)} group replies")
     assert latency < 2
-    assert 1 <= len(helps) <= 20  # not 100: a waiting duplicate is answered once (8-18 seen on 2 cores)
+    assert 1 <= len(helps) <= 20  # not 100: a waiting duplicate is answered once, at most 20 in 2 s
     assert fake.rate_violations == []
 
 
@@ -89,6 +89,6 @@ def test_a_private_flood_is_answered_at_its_pace_and_once_per_command(fake: Fake
     helps = [m for m in fake.messages(flooder.chat.id) if m.method == "sendMessage"]
     print(f"\n/q during a 300-message private flood: {latency:.2f} s; {len(helps)} replies to the flooder")
     assert latency < 2
-    # not 300: a command already waiting from the user is answered once (how many are answered depends
-    # on how many arrive while the bot is busy: 20-41 of the 300 seen on 2 cores)
-    assert 1 <= len(helps) <= 60
+    # not 300: a command already waiting from the user is answered once, and no more than 20 of one
+    # user's commands in 2 seconds are taken (the flood reaches the bot within one or two windows)
+    assert 1 <= len(helps) <= 40

@@ -166,19 +166,26 @@ class FairUpdateProcessor(BaseUpdateProcessor):
     waiting in its chat's line from the same user is dropped (100 × /help sent faster than they are
     handled give one answer; a dropped press gets an empty answer, so its button stops spinning), and
     beyond ``backlog`` waiting updates a chat's commands and presses are dropped, with one notice
-    per minute (``on_overflow``). Text messages (answers) are never dropped."""
+    per minute (``on_overflow``). One user's commands and presses in a chat beyond ``burst`` within
+    ``burst_window`` seconds are dropped too (no person types that fast; how many of a script's flood
+    would otherwise be answered depends on how Telegram happens to batch it). Text messages (answers)
+    are never dropped."""
 
     def __init__(
         self,
         max_active: int = 64,
         *,
         backlog: int = 30,
+        burst: int = 20,
+        burst_window: float = 2.0,
         on_overflow: Callable[[Update], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         super().__init__(1_000_000)  # PTB's own semaphore is taken before the chat's turn: unbounded
         self._slots = asyncio.Semaphore(max_active)
         self._lines: dict[int, _ChatLine] = {}
         self.backlog = backlog
+        self.burst, self.burst_window = burst, burst_window
+        self._bursts: dict[tuple[int, int], tuple[float, int]] = {}  # (chat, user) -> (window start, count)
         self.on_overflow = on_overflow
         self.on_done: Callable[[Update], None] | None = None  # the inbox marks the update handled
         self.dropped = 0
@@ -210,7 +217,9 @@ class FairUpdateProcessor(BaseUpdateProcessor):
         if line is None:
             line = self._lines[chat.id] = _ChatLine()
         signature = self._signature(update)
-        if signature is not None and (line.queued[signature] or line.waiting >= self.backlog):
+        if signature is not None and (
+            line.queued[signature] or line.waiting >= self.backlog or self._bursting(chat.id, signature[0])
+        ):
             self._drop(update, coroutine, line, notify=line.waiting >= self.backlog)
             return
         line.waiting += 1
@@ -262,6 +271,18 @@ class FairUpdateProcessor(BaseUpdateProcessor):
             await asyncio.wait(list(self._running), timeout=grace)
         for task in list(self._running):
             task.cancel()
+
+    def _bursting(self, chat_id: int, user_id: int) -> bool:
+        """Counts a command or press of the user in the chat; True beyond ``burst`` in the window."""
+        now = time.monotonic()
+        key = (chat_id, user_id)
+        start, count = self._bursts.get(key, (now, 0))
+        if now - start >= self.burst_window:
+            start, count = now, 0
+        self._bursts[key] = (start, count + 1)
+        if len(self._bursts) > 10_000:  # forget the windows that are over
+            self._bursts = {k: v for k, v in self._bursts.items() if now - v[0] < self.burst_window}
+        return count >= self.burst
 
     def _drop(self, update: Update, coroutine: Awaitable[Any], line: _ChatLine, *, notify: bool) -> None:
         if asyncio.iscoroutine(coroutine):
