@@ -106,8 +106,10 @@ async def reveal(update: Update, context: Ctx, q: Question) -> None:
     private = chat.type == ChatType.PRIVATE
     shown = await revealing.reveal(s.db, q, chat_id=chat.id, user_id=user.id if user else None, private=private)
     views = answer_views(q, s.catalog.bank, context.lang)
-    if shown.mine is not None:
-        views = [my_answer_view(shown.mine, context.lang), *views]
+    if shown.mine is not None:  # the user's own answer above the reference: one message if both fit
+        mine = my_answer_view(shown.mine, context.lang)
+        together = answer_views(q, s.catalog.bank, context.lang, lead=mine.text)
+        views = together if len(together) == len(views) else [mine, *views]
     for view in views:
         await send_view(context, chat.id, view)
 
