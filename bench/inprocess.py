@@ -213,7 +213,11 @@ async def build_ours(db_path: Path) -> tuple[Any, Any, SqlCounter]:
     from bot.tg.app import build_application
 
     settings = load_settings(
-        bot_token=TOKEN, database_url=f"sqlite:///{db_path}", telegram_api_url="http://127.0.0.1:9", log_level="WARNING"
+        bot_token=TOKEN,
+        database_url=f"sqlite:///{db_path}",
+        telegram_api_url="http://127.0.0.1:9",
+        log_level="WARNING",
+        flood_burst=0,  # the harness's user is a script (see bench.common.our_bot)
     )
     bank = load_bank(default_bank_path())
     app = build_application(settings, bank, TOKEN)

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     push_grace_hours: float = Field(default=3.0, ge=0, le=23)
     push_lease_seconds: float = Field(default=120.0, gt=0)
     send_rate: float = Field(default=30.0, gt=0, le=1000)
+    # commands and button presses of one user in a chat taken within 2 seconds (0: no limit)
+    flood_burst: int = Field(default=20, ge=0, le=10_000)
     paid_broadcast: bool = False
 
     poll_timeout: float = Field(default=10.0, ge=0, le=50)  # long-polling wait per getUpdates

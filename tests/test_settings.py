@@ -66,6 +66,7 @@ def test_dotenv_file(tmp_path: Path) -> None:
         ("WEBAPP_AUTH_MAX_AGE", "0", "WEBAPP_AUTH_MAX_AGE: "),
         ("WEBAPP_AUTH_MAX_AGE", "a day", "WEBAPP_AUTH_MAX_AGE: "),
         ("WEBAPP_DEV", "maybe", "WEBAPP_DEV: "),
+        ("FLOOD_BURST", "-1", "FLOOD_BURST: Input should be greater than or equal to 0"),
     ],
 )
 def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str, value: str, expected: str) -> None:

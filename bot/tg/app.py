@@ -282,7 +282,7 @@ class FairUpdateProcessor(BaseUpdateProcessor):
         self._bursts[key] = (start, count + 1)
         if len(self._bursts) > 10_000:  # forget the windows that are over
             self._bursts = {k: v for k, v in self._bursts.items() if now - v[0] < self.burst_window}
-        return count >= self.burst
+        return 0 < self.burst <= count
 
     def _drop(self, update: Update, coroutine: Awaitable[Any], line: _ChatLine, *, notify: bool) -> None:
         if asyncio.iscoroutine(coroutine):
@@ -507,7 +507,7 @@ def build_application(
         .context_types(ContextTypes(context=Ctx))
         .defaults(DEFAULTS)
         .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
-        .concurrent_updates(processor := FairUpdateProcessor())
+        .concurrent_updates(processor := FairUpdateProcessor(burst=settings.flood_burst))
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed
         .request(AiohttpRequest())  # aiohttp, not PTB's httpx: half the CPU per API call (bot/tg/transport.py)
         .get_updates_request(raw_updates := RawUpdatesRequest())
