@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Ask, utcnow
-from bot.db.sql import Prepared, core
+from bot.db.sql import Prepared, binds, core
 
 # storing an answer is the hottest write: prepared statements on the connection (bot.db.sql)
 _ANSWER_FIELDS = (
     "ask_id", "question_id", "user_id", "chat_id", "message_id", "text", "edited", "coverage", "covered", "created_at",
 )  # fmt: skip
-_INSERT = Prepared(lambda _: insert(Answer).values({f: bindparam(f) for f in _ANSWER_FIELDS}).returning(Answer.id))
+_INSERT = Prepared(lambda _: insert(Answer).values(binds(*_ANSWER_FIELDS)).returning(Answer.id))
 _FROM_MESSAGE = Prepared(
     lambda _: (
         select(Answer.id)
@@ -23,28 +24,52 @@ _FROM_MESSAGE = Prepared(
         .limit(1)
     )
 )
-_LATEST_ASK = Prepared(
+_LATEST = Prepared(
     lambda _: (
-        select(Answer.ask_id)
+        select(Answer.ask_id, Answer.text)
         .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
         .order_by(Answer.id.desc())
         .limit(1)
     )
 )
 
-_LATEST_TEXT = Prepared(
-    lambda _: (
-        select(Answer.text)
-        .where(Answer.user_id == bindparam("uid"), Answer.question_id == bindparam("qid"))
-        .order_by(Answer.id.desc())
-        .limit(1)
-    )
-)
+
+async def _latest(session: AsyncSession, user_id: int, question_id: str) -> Any:
+    """The ask and text of the user's latest answer to the question (a row), or None."""
+    return (await core(session, _LATEST(session), {"uid": user_id, "qid": question_id})).first()
 
 
 async def latest_text(session: AsyncSession, user_id: int, question_id: str) -> str | None:
     """The text of the user's latest answer to the question."""
-    return (await core(session, _LATEST_TEXT(session), {"uid": user_id, "qid": question_id})).scalar()
+    found = await _latest(session, user_id, question_id)
+    return None if found is None else str(found[1])
+
+
+def _values(
+    ask: Ask | None,
+    question_id: str,
+    user_id: int,
+    chat_id: int,
+    message_id: int | None,
+    text: str,
+    edited: bool,
+    coverage: float | None,
+    covered: Sequence[int],
+    at: datetime | None,
+) -> dict[str, Any]:
+    """An answer's columns (``covered`` as "0,2", only with a grade)."""
+    return {
+        "ask_id": ask.id if ask else None,
+        "question_id": question_id,
+        "user_id": user_id,
+        "chat_id": chat_id,
+        "message_id": message_id,
+        "text": text,
+        "edited": edited,
+        "coverage": coverage,
+        "covered": ",".join(str(i) for i in covered) if coverage is not None else None,
+        "created_at": at or utcnow(),
+    }
 
 
 async def insert_answer(
@@ -61,31 +86,21 @@ async def insert_answer(
     at: datetime | None = None,
 ) -> Answer:
     """:func:`add_answer` as one prepared INSERT; the answer returned is detached (for reading)."""
-    values = {
-        "ask_id": ask.id if ask else None,
-        "question_id": question_id,
-        "user_id": user_id,
-        "chat_id": chat_id,
-        "message_id": message_id,
-        "text": text,
-        "edited": False,
-        "coverage": coverage,
-        "covered": ",".join(str(i) for i in covered) if coverage is not None else None,
-        "created_at": at or utcnow(),
-    }
+    values = _values(ask, question_id, user_id, chat_id, message_id, text, False, coverage, covered, at)
     answer_id = (await core(session, _INSERT(session), values)).scalar_one()
     return Answer(id=answer_id, **values)
 
 
 async def stored_from_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
-    """:func:`answer_to_message` with a prepared check first (the answer is loaded only if stored)."""
+    """The answer stored from this message (not from an edit of it), if any: a prepared check
+    first, the answer loaded only if there is one (every answer passes here)."""
     found = (await core(session, _FROM_MESSAGE(session), {"chat": chat_id, "message": message_id})).first()
     return await session.get(Answer, found[0]) if found is not None else None
 
 
 async def latest_ask_answered(session: AsyncSession, user_id: int, question_id: str) -> tuple[bool, int | None]:
     """Whether the user has answered the question before, and the ask of the latest such answer."""
-    found = (await core(session, _LATEST_ASK(session), {"uid": user_id, "qid": question_id})).first()
+    found = await _latest(session, user_id, question_id)
     return (False, None) if found is None else (True, found[0])
 
 
@@ -103,18 +118,7 @@ async def add_answer(
     covered: Sequence[int] = (),
     at: datetime | None = None,
 ) -> Answer:
-    answer = Answer(
-        ask_id=ask.id if ask else None,
-        question_id=question_id,
-        user_id=user_id,
-        chat_id=chat_id,
-        message_id=message_id,
-        text=text,
-        edited=edited,
-        coverage=coverage,
-        covered=",".join(str(i) for i in covered) if coverage is not None else None,
-        created_at=at or utcnow(),
-    )
+    answer = Answer(**_values(ask, question_id, user_id, chat_id, message_id, text, edited, coverage, covered, at))
     session.add(answer)
     await session.flush()
     return answer
@@ -127,16 +131,6 @@ async def set_grade(session: AsyncSession, answer_id: int, coverage: float, cove
         .where(Answer.id == answer_id)
         .values(coverage=coverage, covered=",".join(str(i) for i in covered))
     )
-
-
-async def answer_to_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
-    """The answer stored from this message (not from an edit of it), if any."""
-    result = await session.execute(
-        select(Answer)
-        .where(Answer.chat_id == chat_id, Answer.message_id == message_id, Answer.edited.is_(False))
-        .limit(1)
-    )
-    return result.scalar_one_or_none()
 
 
 async def answer_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:

@@ -6,37 +6,19 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import chats
-from bot.db.models import Ask, Chat, ChatSeen, Reveal, utcnow
-from bot.db.sql import Prepared, core, detached
+from bot.db.models import Ask, Reveal, utcnow
+from bot.db.sql import Prepared, binds, columns, core, detached
 
 # asking a question is the hottest write: prepared statements on the connection (bot.db.sql)
-_ASKS, _CHATS, _SEEN = Ask.__table__.c, Chat.__table__.c, ChatSeen.__table__.c
 _ADD_ASK = Prepared(
     lambda _: (
         insert(Ask)
-        .values(
-            chat_id=bindparam("chat_id"),
-            user_id=bindparam("user_id"),
-            question_id=bindparam("question_id"),
-            source=bindparam("source"),
-            message_id=bindparam("message_id"),
-            asked_at=bindparam("asked_at"),
-        )
-        .returning(_ASKS.id)
+        .values(binds("chat_id", "user_id", "question_id", "source", "message_id", "asked_at"))
+        .returning(Ask.id)
     )
-)
-_COUNT_SEEN = Prepared(
-    lambda insert_: (
-        insert_(ChatSeen)
-        .values(chat_id=bindparam("chat_id"), question_id=bindparam("question_id"), count=1)
-        .on_conflict_do_update(index_elements=[_SEEN.chat_id, _SEEN.question_id], set_={"count": _SEEN.count + 1})
-    )
-)
-_SET_PENDING = Prepared(
-    lambda _: update(Chat).where(_CHATS.id == bindparam("chat_id")).values(pending_ask_id=bindparam("ask_id"))
 )
 _SET_MESSAGE = Prepared(
-    lambda _: update(Ask).where(_ASKS.id == bindparam("ask_id")).values(message_id=bindparam("message_id"))
+    lambda _: update(Ask).where(Ask.id == bindparam("ask_id")).values(message_id=bindparam("message_id"))
 )
 
 
@@ -59,9 +41,9 @@ async def record_ask(
         "asked_at": utcnow(),
     }
     ask_id = (await core(session, _ADD_ASK(session), values)).scalar_one()
-    await core(session, _COUNT_SEEN(session), {"chat_id": chat_id, "question_id": question_id})
+    await chats.count_seen(session, chat_id, question_id)
     if make_pending:
-        await core(session, _SET_PENDING(session), {"chat_id": chat_id, "ask_id": ask_id})
+        await chats.set_pending_ask(session, chat_id, ask_id)
     return Ask(id=ask_id, **values)  # detached: for reading
 
 
@@ -79,15 +61,12 @@ async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -
     await core(session, _SET_MESSAGE(session), {"ask_id": ask_id, "message_id": message_id})
 
 
-_ASK_COLUMNS = tuple(Ask.__table__.c.keys())
 _BY_MESSAGE = Prepared(
     lambda _: (
-        select(*(getattr(Ask, c) for c in _ASK_COLUMNS))
-        .where(Ask.chat_id == bindparam("chat"), Ask.message_id == bindparam("message"))
-        .limit(1)
+        select(*columns(Ask)).where(Ask.chat_id == bindparam("chat"), Ask.message_id == bindparam("message")).limit(1)
     )
 )
-_BY_ID = Prepared(lambda _: select(*(getattr(Ask, c) for c in _ASK_COLUMNS)).where(Ask.id == bindparam("ask_id")))
+_BY_ID = Prepared(lambda _: select(*columns(Ask)).where(Ask.id == bindparam("ask_id")))
 _ADD_REVEAL = Prepared(
     lambda _: insert(Reveal).values(
         question_id=bindparam("qid"), chat_id=bindparam("chat"), user_id=bindparam("uid"), created_at=bindparam("at")

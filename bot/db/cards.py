@@ -10,25 +10,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import srs
 from bot.db.models import Card
-from bot.db.sql import Prepared, core, detached
+from bot.db.sql import Prepared, binds, columns, core, detached
 
 # every graded answer reviews a card: prepared statements on the connection (bot.db.sql)
-_CARD_COLUMNS = (
-    "user_id", "question_id", "state", "due", "reps", "last_rating", "last_review", "prev_state", "auto_rated",
-)  # fmt: skip
+_CARD_COLUMNS = tuple(Card.__table__.c.keys())
+_STATE_COLUMNS = tuple(c for c in _CARD_COLUMNS if c not in ("user_id", "question_id"))
 _GET = Prepared(
     lambda _: (
-        select(*(getattr(Card, c) for c in _CARD_COLUMNS))
+        select(*columns(Card))
         .where(Card.user_id == bindparam("uid"), Card.question_id == bindparam("qid"))
         .with_for_update()
     )
 )
-_ADD = Prepared(lambda _: insert(Card).values({c: bindparam(c) for c in _CARD_COLUMNS}))
+_ADD = Prepared(lambda _: insert(Card).values(binds(*_CARD_COLUMNS)))
 _SET = Prepared(
     lambda _: (
         update(Card)
         .where(Card.user_id == bindparam("uid"), Card.question_id == bindparam("qid"))
-        .values({c: bindparam(c) for c in _CARD_COLUMNS[2:]})
+        .values(binds(*_STATE_COLUMNS))
     )
 )
 
@@ -70,7 +69,7 @@ async def review_card(
     card.state, card.due, card.last_rating, card.last_review = result.state, result.due, result.rating, now
     card.reps = card.reps if replacing else card.reps + 1
     card.auto_rated = auto
-    changed = {c: getattr(card, c) for c in _CARD_COLUMNS[2:]}
+    changed = {c: getattr(card, c) for c in _STATE_COLUMNS}
     await core(session, _SET(session), {"uid": user_id, "qid": question_id, **changed})
     return card
 

@@ -24,7 +24,7 @@ from bot.db.models import (
     User,
     utcnow,
 )
-from bot.db.sql import Prepared, core, detached, insert_for
+from bot.db.sql import Prepared, columns, core, detached, insert_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,8 @@ async def upsert_chat(session: AsyncSession, info: ChatInfo) -> Chat:
     return chat
 
 
-_CHAT = Prepared(lambda _: select(*Chat.__table__.c).where(Chat.__table__.c.id == bindparam("id")))
-_USER = Prepared(lambda _: select(*User.__table__.c).where(User.__table__.c.id == bindparam("id")))
+_CHAT = Prepared(lambda _: select(*columns(Chat)).where(Chat.id == bindparam("id")))
+_USER = Prepared(lambda _: select(*columns(User)).where(User.id == bindparam("id")))
 
 
 async def read_chat(session: AsyncSession, chat_id: int) -> Chat | None:
@@ -139,15 +139,23 @@ async def seen_counts(session: AsyncSession, chat_id: int) -> dict[str, int]:
     return {qid: count for qid, count in cast("list[tuple[str, int]]", rows.all())}
 
 
-async def count_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:
-    """One more showing of the question in the chat."""
-    ins = insert_for(session)(ChatSeen).values(chat_id=chat_id, question_id=question_id, count=1)
-    await session.execute(
-        ins.on_conflict_do_update(
-            index_elements=[ChatSeen.chat_id, ChatSeen.question_id],
-            set_={"count": ChatSeen.count + 1},
+_COUNT_SEEN = Prepared(
+    lambda insert: (
+        insert(ChatSeen)
+        .values(chat_id=bindparam("chat"), question_id=bindparam("qid"), count=1)
+        .on_conflict_do_update(
+            index_elements=[ChatSeen.chat_id, ChatSeen.question_id], set_={"count": ChatSeen.count + 1}
         )
     )
+)
+_SET_PENDING = Prepared(
+    lambda _: update(Chat).where(Chat.id == bindparam("chat")).values(pending_ask_id=bindparam("ask_id"))
+)
+
+
+async def count_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:
+    """One more showing of the question in the chat (every question asked: a prepared statement)."""
+    await core(session, _COUNT_SEEN(session), {"chat": chat_id, "qid": question_id})
 
 
 async def uncount_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:
@@ -164,9 +172,10 @@ async def set_pending_ask(
 ) -> None:
     """The chat's pending question (the next plain message answers it); with ``if_pending``, only
     when that one is pending now."""
-    stmt = update(Chat).where(Chat.id == chat_id)
-    if if_pending is not None:
-        stmt = stmt.where(Chat.pending_ask_id == if_pending)
+    if if_pending is None:  # every question asked: a prepared statement
+        await core(session, _SET_PENDING(session), {"chat": chat_id, "ask_id": ask_id})
+        return
+    stmt = update(Chat).where(Chat.id == chat_id, Chat.pending_ask_id == if_pending)
     await session.execute(stmt.values(pending_ask_id=ask_id))
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from alembic import command
@@ -36,7 +36,7 @@ from sqlalchemy.orm import sessionmaker
 
 from bot.config import async_database_url
 from bot.db import inline_sqlite
-from bot.db.inline_session import InlineSession, begin_now
+from bot.db.inline_session import InlineSession
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
@@ -103,6 +103,25 @@ def _setup_sqlite(engine: Engine, *, raw_begin: bool = False) -> None:
 
 def _is_locked(exc: OperationalError) -> bool:
     return "locked" in str(exc.orig) or "busy" in str(exc.orig)
+
+
+T = TypeVar("T")
+
+
+async def _when_unlocked(begin: Callable[[], Awaitable[T]]) -> T:
+    """``begin()`` (a write transaction's start, which cleans up after itself when it fails), again
+    while SQLite says another process's writer (a CLI import, a second bot) holds the lock: waiting
+    asleep, so other chats go on, up to ``SQLITE_BUSY_TIMEOUT_MS``."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            return await begin()
+        except OperationalError as exc:
+            if not _is_locked(exc) or time.monotonic() >= deadline:
+                raise
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def make_inline_engine(url: str) -> Engine | None:
@@ -209,43 +228,37 @@ class Database:
                 raise
 
     async def _begin_write(self, stack: AsyncExitStack) -> AsyncSession:
-        """A session in a started write transaction. On SQLite ``BEGIN IMMEDIATE`` waits for
-        another process's writer (a CLI import, a second bot) asleep, so other chats go on."""
-        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
-        pause = 0.005
-        while True:
-            attempt = AsyncExitStack()
-            session = await attempt.enter_async_context(self._write())
-            await attempt.enter_async_context(session.begin())
+        """A session in a started write transaction (:func:`_when_unlocked`)."""
+
+        async def attempt() -> tuple[AsyncExitStack, AsyncSession]:
+            opened = AsyncExitStack()
+            session = await opened.enter_async_context(self._write())
+            await opened.enter_async_context(session.begin())
             try:
                 if self.is_sqlite:
                     await session.connection()  # emits BEGIN IMMEDIATE now, not at the first statement
             except OperationalError as exc:
-                await attempt.__aexit__(type(exc), exc, exc.__traceback__)
-                if not _is_locked(exc) or time.monotonic() >= deadline:
-                    raise
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 0.2)
-                continue
-            stack.push_async_exit(attempt)
-            return session
+                await opened.__aexit__(type(exc), exc, exc.__traceback__)
+                raise
+            return opened, session
+
+        opened, session = await _when_unlocked(attempt)
+        stack.push_async_exit(opened)
+        return session
 
     async def _begin_inline_write(self) -> SyncSession:
         """:meth:`_begin_write` for the inline sessions."""
-        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
-        pause = 0.005
-        while True:
+
+        async def attempt() -> SyncSession:
             sync = self._inline_write()
             try:
-                begin_now(sync)
-            except OperationalError as exc:
+                sync.connection()  # BEGIN IMMEDIATE now, not at the first statement
+            except OperationalError:
                 sync.close()
-                if not _is_locked(exc) or time.monotonic() >= deadline:
-                    raise
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 0.2)
-                continue
+                raise
             return sync
+
+        return await _when_unlocked(attempt)
 
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock

@@ -9,18 +9,13 @@ from sqlalchemy import bindparam, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import InboxUpdate
-from bot.db.sql import Prepared, core
+from bot.db.sql import Prepared, binds, core
 
 # every update passes here: prepared statements on the connection (bot.db.sql)
 _STORE = Prepared(
     lambda insert: (
         insert(InboxUpdate)
-        .values(
-            update_id=bindparam("update_id"),
-            payload=bindparam("payload"),
-            host=bindparam("host"),
-            received_at=bindparam("received_at"),
-        )
+        .values(binds("update_id", "payload", "host", "received_at"))
         .on_conflict_do_nothing(index_elements=[InboxUpdate.update_id])
         .returning(InboxUpdate.update_id)
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy.engine import Connection, Result
+from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 
@@ -65,9 +65,3 @@ class InlineSession(AsyncSession):
 
     async def close(self) -> None:
         self.sync_session.close()
-
-
-def begin_now(session: SyncSession) -> Connection:
-    """Start the session's transaction now (``BEGIN IMMEDIATE`` for a writer), not at its first
-    statement: a writer of another process is then waited for before any work is done."""
-    return session.connection()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from sqlalchemy import bindparam
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Result
@@ -43,6 +44,16 @@ class Prepared:
         if statement is None:
             statement = self._built[dialect] = self._build(insert_for(session))
         return statement
+
+
+def binds(*names: str) -> dict[str, Any]:
+    """``{name: bindparam(name)}`` for the ``values(...)`` of a prepared INSERT or UPDATE."""
+    return {name: bindparam(name) for name in names}
+
+
+def columns(model: type[Any]) -> list[Any]:
+    """Every column of a model, for a prepared SELECT whose rows make :func:`detached` objects."""
+    return [getattr(model, column.key) for column in model.__table__.c]
 
 
 def detached(model: type[T], row: Any) -> T:

@@ -29,9 +29,9 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name,
 MAX_UPDATE_ID = 2**63 - 1  # BIGINT
 
 
-def parse_update(body: bytes, bot: Any) -> Update | None:
-    """The update in a webhook body, or None when the body is not one: not JSON, not an object,
-    no integer ``update_id`` in the BIGINT range, or fields of the wrong shape."""
+def update_json(body: bytes) -> dict[str, Any] | None:
+    """The JSON object of a webhook body, or None when it is not an update's: not JSON, not an
+    object, no integer ``update_id`` in the BIGINT range."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -41,10 +41,22 @@ def parse_update(body: bytes, bot: Any) -> Update | None:
     update_id = data.get("update_id")
     if type(update_id) is not int or not 0 <= update_id <= MAX_UPDATE_ID:
         return None
+    return data
+
+
+def update_of(data: dict[str, Any], bot: Any) -> Update | None:
+    """The update, or None when a field has the wrong shape."""
     try:
         return Update.de_json(data, bot)
     except Exception:  # a field of the wrong shape ("message": "str") fails anywhere inside PTB
         return None
+
+
+def parse_update(body: bytes, bot: Any) -> Update | None:
+    """The update in a webhook body, or None when the body is not one (:func:`update_json`,
+    :func:`update_of`)."""
+    data = update_json(body)
+    return update_of(data, bot) if data is not None else None
 
 
 class WebServer:
@@ -96,16 +108,16 @@ class WebServer:
                 return web.Response(status=403)
         if not self.accepting:
             return web.Response(status=503)  # Telegram retries later (maybe at another instance)
-        body = await request.read()
-        update = parse_update(body, self.app.bot)
-        if update is None:
+        data = update_json(await request.read())
+        update = update_of(data, self.app.bot) if data is not None else None
+        if data is None or update is None:
             log.info("webhook body that is not an update (answered 400)")
             return web.Response(status=400)
         inbox = self.services.inbox
         assert inbox is not None
         try:
             # stored before the 200 (a crash loses nothing), as received
-            fresh = await inbox.take([update], {update.update_id: json.loads(body)})
+            fresh = await inbox.take([update], {update.update_id: data})
         except DATABASE_ERRORS as exc:
             log.warning("database unavailable while taking update %s (%s)", update.update_id, type(exc).__name__)
             return web.Response(status=503)  # Telegram delivers it again later
