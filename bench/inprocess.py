@@ -139,6 +139,19 @@ class SqlCounter:
         for target in engines:
             event.listen(target, "before_cursor_execute", self._before)
             event.listen(target, "after_cursor_execute", self._after)
+        # the prepared statements' plans run on the sqlite3 connection, past those events
+        from bot.db import sql
+
+        run = sql._Plan.run
+
+        def counted(plan: Any, *args: Any) -> Any:
+            self._before()
+            try:
+                return run(plan, *args)
+            finally:
+                self._after()
+
+        sql._Plan.run = counted  # type: ignore[method-assign]
 
     def _before(self, *args: Any) -> None:
         self._started.append(time.perf_counter())

@@ -281,3 +281,68 @@ async def test_many_units_of_work_open_at_once_do_not_wait_for_each_other(tmp_pa
     release.set()
     assert await asyncio.wait_for(asyncio.gather(*readers), 5) == [0] * 40
     await db.close()
+
+
+async def test_prepared_reads_give_what_the_orm_gives(db_url: str) -> None:
+    """The hot paths' prepared statements (on SQLite files compiled once and run on the sqlite3
+    connection directly) return the same values, of the same types, as the ORM: time zones,
+    booleans, NULLs, text."""
+    from datetime import UTC, datetime
+
+    from bot.db import cards
+    from bot.db.models import Ask, Card, Chat, User
+
+    db = await _db(db_url)
+    at = datetime(2026, 12, 4, 21, 30, 15, 123456, tzinfo=UTC)
+    async with db.write() as s:
+        await chats.upsert_user(s, chats.UserInfo(5, "Анна", None, "ru"))
+        await chats.upsert_chat(s, chats.ChatInfo(-5, "supergroup", "ML «клуб»"))
+        await chats.set_chat_fields(
+            s, -5, push_enabled=True, push_minute=540, next_push_at=at, timezone="Europe/Moscow"
+        )
+        ask = await asks.record_ask(s, -5, "q463", user_id=5, source="q", message_id=77)
+        await cards.review_card(s, 5, "q463", self_grade=None, coverage=0.4, now=at)
+        card = await cards.review_card(s, 5, "q463", self_grade=3, coverage=None, now=at)
+    async with db.read() as s:
+        pairs = [
+            (await chats.read_chat(s, -5), await s.get(Chat, -5)),
+            (await chats.read_user(s, 5), await s.get(User, 5)),
+            (await asks.get_ask(s, ask.id), await s.get(Ask, ask.id)),
+            (await asks.ask_by_message(s, -5, 77), await s.get(Ask, ask.id)),
+        ]
+        stored_card = await s.get(Card, (5, "q463"))
+        assert await chats.read_chat(s, 404) is None and await asks.ask_by_message(s, -5, 78) is None
+    for fast, orm in pairs:
+        assert fast is not None and orm is not None
+        for column in (c.key for c in type(orm).__table__.c):
+            value, expected = getattr(fast, column), getattr(orm, column)
+            assert (value, type(value)) == (expected, type(expected)), column
+    chat = pairs[0][0]
+    assert chat is not None and chat.next_push_at == at and chat.push_enabled is True and chat.language is None
+    assert stored_card is not None and (card.reps, card.auto_rated, card.due) == (
+        stored_card.reps, stored_card.auto_rated, stored_card.due,
+    )  # fmt: skip
+    assert card.reps == 1 and card.auto_rated is False  # the self-grade replaced the automatic rating
+    await db.close()
+
+
+async def test_a_prepared_write_that_breaks_a_rule_is_a_database_error(db_url: str) -> None:
+    """A constraint broken by a prepared statement is SQLAlchemy's IntegrityError (what the
+    callers catch), not the driver's own, and the transaction is rolled back."""
+    from sqlalchemy.exc import IntegrityError
+
+    from bot.db.models import Ask
+
+    db = await _db(db_url)
+
+    async def ask_in_a_chat_that_is_not_there() -> None:
+        async with db.write() as s:
+            await chats.upsert_chat(s, chats.ChatInfo(3, "private"))
+            await asks.record_ask(s, 404, "q463", user_id=None, source="q")
+
+    with pytest.raises(IntegrityError):
+        await ask_in_a_chat_that_is_not_there()
+    async with db.read() as s:
+        assert await s.scalar(select(func.count()).select_from(Ask)) == 0
+        assert await chats.read_chat(s, 3) is None
+    await db.close()
