@@ -376,11 +376,15 @@ class FakeTelegram:
     # -- HTTP -----------------------------------------------------------------------------------
     async def _params(self, request: web.Request) -> dict[str, Any]:
         params: dict[str, Any] = dict(request.query)
-        if request.content_type == "application/json":
-            body = await request.json()
-            params.update(body or {})
-            return params
-        if request.can_read_body:
+        if request.content_type == "application/json":  # native JSON values, or strings as in a form
+            try:
+                body = await request.json()
+            except ValueError as exc:
+                raise ApiError(400, "Bad Request: can't parse JSON body") from exc
+            if not isinstance(body, dict):
+                raise ApiError(400, "Bad Request: JSON body must be an object")
+            params.update(body)
+        elif request.can_read_body:
             if request.content_type.startswith("multipart/"):
                 reader = await request.multipart()
                 async for part in reader:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from telegram import Bot, InputFile
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
 from telegram.error import NetworkError, TimedOut
 
 from bot.tg.transport import AiohttpRequest
@@ -29,14 +29,18 @@ async def _server(handler: Any) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{port}"
 
 
-async def test_form_fields_and_uploads_reach_the_server() -> None:
+async def test_json_bodies_and_uploads_reach_the_server() -> None:
+    """A call without files is one JSON object with native values (the Bot API's
+    ``application/json``); an upload is multipart form data."""
     seen: list[dict[str, Any]] = []
 
     async def handler(request: web.Request) -> web.Response:
-        form = await request.post()
-        fields: dict[str, Any] = {}
-        for name, value in form.items():
-            fields[name] = (value.filename, value.file.read()) if isinstance(value, web.FileField) else value
+        fields: dict[str, Any] = {"type": request.content_type}
+        if request.content_type == "application/json":
+            fields.update(await request.json())
+        else:
+            for name, value in (await request.post()).items():
+                fields[name] = (value.filename, value.file.read()) if isinstance(value, web.FileField) else value
         seen.append({"path": request.path, "agent": request.headers.get("User-Agent", ""), **fields})
         result: Any = {"message_id": 5, "date": 0, "chat": {"id": 7, "type": "private"}}
         return web.json_response({"ok": True, "result": result})
@@ -46,16 +50,20 @@ async def test_form_fields_and_uploads_reach_the_server() -> None:
     bot = Bot(TOKEN, base_url=f"{url}/bot", request=request, get_updates_request=AiohttpRequest())
     try:
         await request.initialize()
-        sent = await bot.send_message(7, "Привет, <b>мир</b>", parse_mode="HTML")
+        keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Показать ответ", callback_data="a:q463")]])
+        sent = await bot.send_message(7, "Привет, <b>мир</b>", parse_mode="HTML", reply_markup=keyboard)
         assert sent.message_id == 5
         await bot.send_document(7, InputFile(BytesIO(b"# answers\n"), filename="answers.md"), caption="Экспорт")
     finally:
         await request.shutdown()
         await runner.cleanup()
     text, document = seen
-    assert text["path"].endswith("/sendMessage") and text["text"] == "Привет, <b>мир</b>"
-    assert text["parse_mode"] == "HTML" and "python-telegram-bot" in text["agent"]
-    assert document["path"].endswith("/sendDocument") and document["caption"] == "Экспорт"
+    assert text["path"].endswith("/sendMessage") and text["type"] == "application/json"
+    assert (text["chat_id"], text["text"], text["parse_mode"]) == (7, "Привет, <b>мир</b>", "HTML")
+    assert text["reply_markup"] == {"inline_keyboard": [[{"text": "Показать ответ", "callback_data": "a:q463"}]]}
+    assert "python-telegram-bot" in text["agent"]
+    assert document["path"].endswith("/sendDocument") and document["type"] == "multipart/form-data"
+    assert document["caption"] == "Экспорт" and document["chat_id"] == "7"
     assert document["document"] == ("answers.md", b"# answers\n")
 
 

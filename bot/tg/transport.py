@@ -3,15 +3,19 @@
 PTB's default transport (httpx → httpcore → anyio → h11) costs about 1 ms of CPU per API call on
 this project's 2-core machine, as much as the rest of a simple update together; aiohttp (already
 the bot's web server) does the same request in well under half of that. Everything PTB asks of a
-transport is kept: form-encoded parameters, multipart uploads (the /stats chart, /export files),
-plain GETs (file downloads), per-call timeouts, and its error types: a timeout is ``TimedOut``,
-any other failure to talk to the server is ``NetworkError``. ``getUpdates`` has a request object
+transport is kept: multipart uploads (the /stats chart, /export files), plain GETs (file
+downloads), per-call timeouts, and its error types: a timeout is ``TimedOut``, any other failure to
+talk to the server is ``NetworkError``. Calls without files send their parameters as one JSON body
+(the Bot API takes ``application/json``): PTB's form encoding JSON-dumps every nested value and then
+percent-encodes each byte of the text, ~0.1 ms for a 1,500-character Russian message, against
+~10 µs for one ``json.dumps``. ``getUpdates`` has a request object
 of its own (:class:`RawUpdatesRequest`, one connection) that also keeps each update's JSON as
 received, for the inbox.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aiohttp
@@ -19,6 +23,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 _DEFAULT = type(BaseRequest.DEFAULT_NONE)  # "the caller did not say": the transport's own value
+_JSON = {"Content-Type": "application/json"}
 
 
 class AiohttpRequest(BaseRequest):
@@ -85,18 +90,21 @@ class AiohttpRequest(BaseRequest):
             total=total, connect=None if connect is None else connect + (pool or 0), sock_read=read
         )
         data: Any = None
-        if request_data is not None:
-            data = request_data.json_parameters
-            if files is not None:
-                form = aiohttp.FormData()
-                for name, value in data.items():
-                    form.add_field(name, value)
-                for name, part in files.items():
-                    filename, content, *rest = part
-                    form.add_field(name, content, filename=filename, content_type=rest[0] if rest else None)
-                data = form
+        headers: dict[str, str] | None = None
+        if files is not None:
+            assert request_data is not None
+            form = aiohttp.FormData()
+            for name, value in request_data.json_parameters.items():
+                form.add_field(name, value)
+            for name, part in files.items():
+                filename, content, *rest = part
+                form.add_field(name, content, filename=filename, content_type=rest[0] if rest else None)
+            data = form
+        elif request_data is not None:
+            data = json.dumps(request_data.parameters, ensure_ascii=False).encode()
+            headers = _JSON
         try:
-            async with self._session.request(method, url, data=data, timeout=timeout) as response:
+            async with self._session.request(method, url, data=data, headers=headers, timeout=timeout) as response:
                 return response.status, await response.read()
         except TimeoutError as exc:
             raise TimedOut from exc
