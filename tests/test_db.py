@@ -346,3 +346,27 @@ async def test_a_prepared_write_that_breaks_a_rule_is_a_database_error(db_url: s
         assert await s.scalar(select(func.count()).select_from(Ask)) == 0
         assert await chats.read_chat(s, 3) is None
     await db.close()
+
+
+async def test_inbox_done_marks_in_small_and_large_batches(db_url: str) -> None:
+    """Done marks come one by one (what finished since the last write) or in a backlog's batch;
+    either way exactly those updates stop being pending and lose their payload."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.db import inbox
+
+    db = await _db(db_url)
+    now = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+    async with db.write() as s:
+        fresh = await inbox.store(s, [(i, f'{{"update_id": {i}}}') for i in range(1, 21)], "host-a", now)
+        assert fresh == set(range(1, 21))
+        assert await inbox.store(s, [(3, "{}"), (21, "{}")], "host-a", now) == {21}  # 3: a redelivery
+    async with db.write() as s:
+        await inbox.mark_done(s, [2, 3, 2], now)
+    async with db.write() as s:
+        await inbox.mark_done(s, range(5, 17), now)
+    async with db.read() as s:
+        left = await inbox.pending(s, host="host-a", orphaned_before=now - timedelta(minutes=2))
+    assert [update_id for update_id, _ in left] == [1, 4, 17, 18, 19, 20, 21]
+    assert left[0][1] == '{"update_id": 1}'
+    await db.close()

@@ -41,8 +41,22 @@ async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: st
     return fresh
 
 
+_DONE_ONE = Prepared(
+    lambda _: (
+        update(InboxUpdate)
+        .where(InboxUpdate.update_id == bindparam("id"), InboxUpdate.done_at.is_(None))
+        .values(done_at=bindparam("now"), payload=None)
+    )
+)
+
+
 async def mark_done(session: AsyncSession, update_ids: Iterable[int], now: datetime) -> None:
     ids = sorted(set(update_ids))
+    if len(ids) <= 8:  # the usual batch (what finished since the last write): one prepared UPDATE each
+        statement = _DONE_ONE(session)
+        for update_id in ids:
+            await core(session, statement, {"id": update_id, "now": now})
+        return
     statement = _DONE(session)
     for start in range(0, len(ids), 500):
         await core(session, statement, {"ids": ids[start : start + 500], "now": now})
