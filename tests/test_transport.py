@@ -42,7 +42,9 @@ async def test_json_bodies_and_uploads_reach_the_server() -> None:
             for name, value in (await request.post()).items():
                 fields[name] = (value.filename, value.file.read()) if isinstance(value, web.FileField) else value
         seen.append({"path": request.path, "agent": request.headers.get("User-Agent", ""), **fields})
-        result: Any = {"message_id": 5, "date": 0, "chat": {"id": 7, "type": "private"}}
+        result: Any = {"message_id": 5, "date": 0, "chat": {"id": 7, "type": "private"}, "text": "Привет, мир"}
+        if "reply_markup" in fields:  # Telegram echoes the keyboard and the formatting back
+            result |= {"reply_markup": fields["reply_markup"], "entities": [{"type": "bold", "offset": 8, "length": 3}]}
         return web.json_response({"ok": True, "result": result})
 
     runner, url = await _server(handler)
@@ -52,7 +54,8 @@ async def test_json_bodies_and_uploads_reach_the_server() -> None:
         await request.initialize()
         keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Показать ответ", callback_data="a:q463")]])
         sent = await bot.send_message(7, "Привет, <b>мир</b>", parse_mode="HTML", reply_markup=keyboard)
-        assert sent.message_id == 5
+        assert (sent.message_id, sent.text) == (5, "Привет, мир")
+        assert sent.reply_markup is None and sent.entities == ()  # the echo of what was sent is not parsed
         await bot.send_document(7, InputFile(BytesIO(b"# answers\n"), filename="answers.md"), caption="Экспорт")
     finally:
         await request.shutdown()
