@@ -221,6 +221,7 @@ class FakeTelegram:
         self._last_offset = 0
         self.port = 0
         self.bot_delay = 0.0  # seconds to sleep inside each bot API call (simulate latency)
+        self.method_delay: dict[str, float] = {}  # per method, instead of bot_delay
         self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, content) sent by users
         self.file_ids = itertools.count(1)
         self.downloads: list[str] = []  # file paths the bot downloaded
@@ -422,8 +423,9 @@ class FakeTelegram:
             params = await self._params(request)
             with self._lock:
                 self.calls.append((method, params, time.monotonic()))
-            if self.bot_delay and method != "getUpdates":
-                await asyncio.sleep(self.bot_delay)
+            delay = self.method_delay.get(method, self.bot_delay if method != "getUpdates" else 0.0)
+            if delay:
+                await asyncio.sleep(delay)
             handler = getattr(self, f"m_{method}", None)
             if handler is None:
                 raise ApiError(404, "Not Found: method not found")

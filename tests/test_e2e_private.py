@@ -61,6 +61,30 @@ def test_question_answer_reveal_loop(fake: FakeTelegram, bot: BotProcess, uid: i
     assert any("Чекпоинт" in label or "Checkpoint" in label for label in terms)
 
 
+def test_a_reveal_press_stops_its_spinner_before_the_answer_is_sent(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    """A button that only shows something is answered at once: the spinner stops even while
+    sending the reference answer takes a second."""
+    user = fake.user(uid)
+    user.send("/q 463")
+    (question,) = user.expect()
+    fake.method_delay["sendMessage"] = 1.5
+    try:
+        query_id = user.press(question, question.button("Показать ответ"))
+        fake.wait_for(
+            lambda: any(p.get("callback_query_id") == query_id for p in fake.calls_of("answerCallbackQuery")),
+            1.2, "the press answered",
+        )  # fmt: skip
+        assert user.quiet(0) == []  # the answer is still on its way
+    finally:
+        fake.method_delay.clear()
+    (got,) = user.expect()
+    assert "Эталонный ответ" in got.text
+    answered = [p for p in fake.calls_of("answerCallbackQuery") if p.get("callback_query_id") == query_id]
+    assert len(answered) == 1 and "text" not in answered[0]  # once, without a notice
+
+
 def test_english_user_gets_english_interface(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
     user = fake.user(uid, "John", language_code="en-GB")
     user.send("/start")

@@ -120,6 +120,17 @@ CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
     ]
 )
 
+# Buttons that only show something (their handlers never answer the press with a notice): the
+# press is answered at once, alongside the handler, so the button's spinner stops without waiting
+# for the messages.
+ANSWERED_AT_ONCE: frozenset[type[callbacks.ButtonData]] = frozenset(
+    {
+        callbacks.Reveal, callbacks.Details, callbacks.QuestionTerms, callbacks.Next, callbacks.SearchResult,
+        callbacks.NextSearchResult, callbacks.AskQuestion, callbacks.TermCard, callbacks.GlossaryPage,
+        callbacks.GlossaryTopics, callbacks.GlossaryTopic, callbacks.SearchPage,
+    }
+)  # fmt: skip
+
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
     ("start", start.cmd_start),
     ("help", start.cmd_help),
@@ -328,10 +339,12 @@ async def on_callback(update: Update, context: Ctx) -> None:
     if data is None or handler is None:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
+    early = asyncio.ensure_future(answer_query(update, context)) if type(data) in ANSWERED_AT_ONCE else None
     try:
         await handler(update, context, data)
     finally:
-        await answer_query(update, context)  # stop the button's spinner if the handler did not
+        # stop the button's spinner if the handler did not
+        await (early if early is not None else answer_query(update, context))
 
 
 async def on_error(update: object, context: Ctx) -> None:
