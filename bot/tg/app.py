@@ -339,7 +339,10 @@ async def on_callback(update: Update, context: Ctx) -> None:
     if data is None or handler is None:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
-    early = asyncio.ensure_future(answer_query(update, context)) if type(data) in ANSWERED_AT_ONCE else None
+    early = None
+    if type(data) in ANSWERED_AT_ONCE:
+        early = asyncio.ensure_future(answer_query(update, context))
+        await asyncio.sleep(0)  # its request goes out first; the handler's work overlaps the round trip
     try:
         await handler(update, context, data)
     finally:
