@@ -31,6 +31,7 @@ from bot.tg.transport import RawUpdatesRequest
 
 log = logging.getLogger(__name__)
 
+_HANDOFF_STEPS = 3  # loop turns from the queue to a running handler (fetcher wakes, makes its task, task runs)
 ORPHAN_AFTER = timedelta(minutes=2)  # another instance's pending updates are taken over after this
 
 
@@ -100,6 +101,9 @@ class Inbox:
                 offset = updates[-1].update_id + 1  # the next call confirms them: they are stored
             for update in fresh:
                 await self.app.update_queue.put(update)
+            if fresh:  # let their handlers start (PTB's fetcher, its task) before the next getUpdates
+                for _ in range(_HANDOFF_STEPS):  # is built: the reply is then sent sooner
+                    await asyncio.sleep(0)
 
     async def _tell_waiting(self, updates: Sequence[Update]) -> None:
         """Once per chat and outage: the database is down, the message waits and is not lost."""
