@@ -370,3 +370,35 @@ async def test_inbox_done_marks_in_small_and_large_batches(db_url: str) -> None:
     assert [update_id for update_id, _ in left] == [1, 4, 17, 18, 19, 20, 21]
     assert left[0][1] == '{"update_id": 1}'
     await db.close()
+
+
+async def test_prepared_statements_and_the_orm_share_one_transaction(db_url: str) -> None:
+    """A unit of work that mixes prepared statements (on SQLite: the sqlite3 connection) with ORM
+    objects (a Session made on demand over that same connection) commits or rolls back as one."""
+    from bot.db.models import Ask, Interview
+
+    db = await _db(db_url)
+    async with db.write() as s:
+        await chats.upsert_user(s, chats.UserInfo(8, "U"))
+        await chats.upsert_chat(s, chats.ChatInfo(8, "private"))
+
+    async def ask_and_plan(fail: bool) -> None:
+        async with db.write() as s:
+            await asks.record_ask(s, 8, "q463", user_id=None, source="q")  # prepared
+            s.add(Interview(user_id=8, chat_id=8, topics="lora", size=1))  # ORM
+            await s.flush()
+            if fail:
+                raise RuntimeError("the handler failed")
+
+    with pytest.raises(RuntimeError):
+        await ask_and_plan(fail=True)
+    async with db.read() as s:
+        assert (await s.scalar(select(func.count()).select_from(Ask)), await s.scalar(select(func.count()).select_from(Interview))) == (0, 0)  # fmt: skip
+        assert (await chats.read_chat(s, 8)).pending_ask_id is None  # type: ignore[union-attr]
+    await ask_and_plan(fail=False)
+    async with db.read() as s:
+        chat = await chats.read_chat(s, 8)  # prepared, then the ORM in the same read
+        count = await s.scalar(select(func.count()).select_from(Interview))
+        assert chat is not None and chat.pending_ask_id is not None and count == 1
+        assert (await s.get(Ask, chat.pending_ask_id)) is not None
+    await db.close()

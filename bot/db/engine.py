@@ -31,12 +31,11 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import Session as SyncSession
 from sqlalchemy.orm import sessionmaker
 
 from bot.config import async_database_url
 from bot.db import inline_sqlite
-from bot.db.inline_session import InlineSession
+from bot.db.inline_session import InlineSession, begin_on
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
@@ -94,11 +93,10 @@ def _setup_sqlite(engine: Engine, *, raw_begin: bool = False) -> None:
         if not raw_begin:
             conn.exec_driver_sql(f"BEGIN {mode}")
             return
-        statement = f"BEGIN {mode}"
-        try:
-            conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
-        except sqlite3.Error as exc:
-            raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
+        driver = conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        if not driver.in_transaction:  # an InlineSession's unit of work began it already
+            begin_on(driver, mode)
 
 
 def _is_locked(exc: OperationalError) -> bool:
@@ -176,10 +174,7 @@ class Database:
         # SQLite files: units of work through a sync Session on the loop thread (InlineSession)
         self.inline_engine = make_inline_engine(self.url) if self.is_sqlite and not engine_kwargs else None
         if self.inline_engine is not None:
-            self._inline_read = sessionmaker(self.inline_engine, expire_on_commit=False)
-            self._inline_write = sessionmaker(
-                self.inline_engine.execution_options(sqlite_begin="IMMEDIATE"), expire_on_commit=False
-            )
+            self._inline_sessions = sessionmaker(self.inline_engine, expire_on_commit=False)
         # Runs at the end of every write transaction, in it (the inbox adds its "done" marks there,
         # so they cost no transaction of their own); returns how to undo its bookkeeping if the
         # transaction fails.
@@ -188,11 +183,11 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         if self.inline_engine is not None:
-            sync = self._inline_read()
+            inline = InlineSession(self.inline_engine, self._inline_sessions)  # begins at its first statement
             try:
-                yield InlineSession(sync)
+                yield inline
             finally:
-                sync.close()
+                inline.release()
             return
         async with self._read() as session:
             yield session
@@ -202,19 +197,18 @@ class Database:
         async with self._write_lock or contextlib.nullcontext():
             undo: Callable[[], None] | None = None
             if self.inline_engine is not None:
-                sync = await self._begin_inline_write()
+                inline = await self._begin_inline_write()
                 try:
-                    session: AsyncSession = InlineSession(sync)
-                    yield session
+                    yield inline
                     if self.piggyback is not None:
-                        undo = await self.piggyback(session)
-                    sync.commit()
+                        undo = await self.piggyback(inline)
+                    inline.finish(commit=True)
                 except BaseException:
                     if undo is not None:
                         undo()
                     raise
                 finally:
-                    sync.close()  # rolls back what was not committed
+                    inline.release()  # rolls back what was not committed
                 return
             try:
                 async with AsyncExitStack() as transaction:
@@ -246,17 +240,15 @@ class Database:
         stack.push_async_exit(opened)
         return session
 
-    async def _begin_inline_write(self) -> SyncSession:
+    async def _begin_inline_write(self) -> InlineSession:
         """:meth:`_begin_write` for the inline sessions."""
+        assert self.inline_engine is not None
+        engine = self.inline_engine
 
-        async def attempt() -> SyncSession:
-            sync = self._inline_write()
-            try:
-                sync.connection()  # BEGIN IMMEDIATE now, not at the first statement
-            except OperationalError:
-                sync.close()
-                raise
-            return sync
+        async def attempt() -> InlineSession:
+            session = InlineSession(engine, self._inline_sessions, begin="IMMEDIATE")
+            session.begin_now()  # BEGIN IMMEDIATE now, not at the first statement (cleans up if it fails)
+            return session
 
         return await _when_unlocked(attempt)
 

@@ -168,17 +168,14 @@ async def core(session: AsyncSession, statement: Any, params: Mapping[str, Any] 
     autoflush: flush first if the session holds new objects the statement must see). On SQLite
     files a statement made by a :class:`Prepared` runs as a :class:`_Plan`."""
     if isinstance(session, InlineSession):
-        connection = session.sync_session.connection()
         key = id(statement)
         if key in _plans:
             plan = _plans[key]
             if plan is None:
-                plan = _plans[key] = _Plan(statement, connection.dialect)
+                plan = _plans[key] = _Plan(statement, session.get_bind().dialect)
             if plan.runnable:
-                driver = connection.connection.driver_connection
-                assert isinstance(driver, sqlite3.Connection)
-                return plan.run(driver, params)
-        result: Result[Any] = connection.execute(statement, params)
+                return plan.run(session.driver(), params)
+        result: Result[Any] = session.sync_session.connection().execute(statement, params)
         return result
     found: Result[Any] = await (await session.connection()).execute(statement, params)
     return found
