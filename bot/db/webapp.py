@@ -84,11 +84,11 @@ async def question_stats(session: AsyncSession, user_id: int, up_to: int | None 
     per_question = await session.execute(
         select(Answer.question_id, func.count(), func.max(Answer.id)).where(*mine).group_by(Answer.question_id)
     )
-    counts = per_question.tuples().all()
+    counts = per_question.all()
     latest = await session.execute(
         select(Answer.question_id, Answer.coverage, Answer.self_grade).where(Answer.id.in_([n for _, _, n in counts]))
     )
-    found = {qid: (coverage, grade) for qid, coverage, grade in latest.tuples().all()}
+    found = {qid: (coverage, grade) for qid, coverage, grade in latest.all()}
     return [QuestionStat(qid, int(n), *found.get(qid, (None, None))) for qid, n, _ in counts]
 
 
@@ -107,9 +107,9 @@ async def answer_stats(
     )
     pending = await session.execute(select(Answer.id).where(*mine, Answer.covered.is_(None)))
     return AnswerStats(
-        slots=[(_slot_start(value, slot_seconds), int(count)) for value, count in slots.tuples().all()],
+        slots=[(_slot_start(value, slot_seconds), int(count)) for value, count in slots.all()],
         questions=await question_stats(session, user_id, up_to),
-        covered=[(qid, text or "", int(n)) for qid, text, n in covered.tuples().all()],
+        covered=[(qid, text or "", int(n)) for qid, text, n in covered.all()],
         pending=list(pending.scalars()),
     )
 
@@ -131,7 +131,7 @@ async def answers_after(session: AsyncSession, user_id: int, after_id: int, limi
         .order_by(Answer.id)
         .limit(limit)
     )
-    return [NewAnswer(*row) for row in rows.tuples().all()]
+    return [NewAnswer(*row) for row in rows.all()]
 
 
 async def covered_of(session: AsyncSession, user_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
@@ -140,7 +140,7 @@ async def covered_of(session: AsyncSession, user_id: int, ids: Sequence[int]) ->
     rows = await session.execute(
         select(Answer.id, Answer.question_id, Answer.covered).where(Answer.user_id == user_id, Answer.id.in_(list(ids)))
     )
-    return {answer_id: (qid, covered) for answer_id, qid, covered in rows.tuples().all()}
+    return {answer_id: (qid, covered) for answer_id, qid, covered in rows.all()}
 
 
 async def answers_mark(session: AsyncSession, user_id: int) -> tuple[tuple[int, int | None], tuple[Any, ...]]:
@@ -148,7 +148,7 @@ async def answers_mark(session: AsyncSession, user_id: int) -> tuple[tuple[int, 
     (an index-only read), and the cards' count, latest review, reps and ratings (every grade and
     self-assessment reviews the card)."""
     answers = await session.execute(select(func.count(), func.max(Answer.id)).where(Answer.user_id == user_id))
-    count, newest = answers.tuples().one()
+    count, newest = answers.one()
     cards = await session.execute(
         select(func.count(), func.max(Card.last_review), func.sum(Card.reps), func.sum(Card.last_rating)).where(
             Card.user_id == user_id
@@ -168,7 +168,7 @@ async def stored_digest(session: AsyncSession, user_id: int) -> StoredDigest | N
     row = await session.execute(
         select(ProgressDigest.zone, ProgressDigest.mark, ProgressDigest.body).where(ProgressDigest.user_id == user_id)
     )
-    found = row.tuples().first()
+    found = row.first()
     return StoredDigest(*found) if found is not None else None
 
 
