@@ -233,16 +233,7 @@ async def submit_answer(
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
     s = context.services
-
-    async def checking() -> None:
-        nonlocal status
-        if status is not None:
-            status = await show(update, View(prefix + t(context.lang, "practice.checking")), status)
-        else:
-            status = await reply_text(update, t(context.lang, "practice.checking"), quote=is_group(update))
-        with contextlib.suppress(TelegramError):  # only a hint that the bot is working
-            await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
-
+    checking = _Checking(update, context, status, prefix)
     done = await answers.submit(
         s.db, s.grader, s.catalog.bank, ask=ask, question=q, user_id=user.id, chat_id=chat.id,
         message_id=message_id, text=text, lang=context.lang, clock=s.clock, on_stored=checking, voice=voice,
@@ -252,16 +243,35 @@ async def submit_answer(
     if done.follow_up_saved or done.interview is not None:
         from bot.tg.handlers.interview import after_interview_answer
 
-        shown = await after_interview_answer(update, context, done, status, prefix=prefix)
+        shown = await after_interview_answer(update, context, done, checking.message, prefix=prefix)
     else:
-        assert done.outcome is not None
         head = head or t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
         view = _feedback(update, context, ask, q, done, prefix + head)
-        shown = await show(update, view, status, quote=is_group(update))
+        shown = await show(update, view, checking.message, quote=is_group(update))
     noted = voice.shown_in if voice else None
     if prefix and shown is not None and done.answer_id is not None and shown.message_id != noted:
         await answers.note_transcript_message(s.db, answer_id=done.answer_id, message_id=shown.message_id)
     return shown
+
+
+class _Checking:
+    """«⏳ Проверяю…» while a slow examiner grades a stored answer: ``status`` (a voice answer's
+    transcript line) edited, or a new message; ``message`` is what the result then replaces."""
+
+    def __init__(self, update: Update, context: Ctx, status: Message | None, prefix: str) -> None:
+        self.update, self.context, self.message, self.prefix = update, context, status, prefix
+
+    async def __call__(self) -> None:
+        update, context = self.update, self.context
+        line = t(context.lang, "practice.checking")
+        if self.message is not None:
+            self.message = await show(update, View(self.prefix + line), self.message)
+        else:
+            self.message = await reply_text(update, line, quote=is_group(update))
+        chat = update.effective_chat
+        with contextlib.suppress(TelegramError):  # only a hint that the bot is working
+            if chat is not None:
+                await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
 
 
 def _feedback(update: Update, context: Ctx, ask: Ask, q: Question, done: answers.Submitted, head: str) -> View:
