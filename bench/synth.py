@@ -193,6 +193,9 @@ def write_yaml_bank(target: Path, n_questions: int = 10_000, files: int = 0, see
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy(src / "topics.yaml", target / "topics.yaml")
     shutil.copy(src / "glossary.yaml", target / "glossary.yaml")
+    for folder in ("glossary", "synonyms"):  # the rest of the glossary, and the grader's synonyms
+        if (src / folder).is_dir():
+            shutil.copytree(src / folder, target / folder, dirs_exist_ok=True)
     originals = list(bank.questions.values())
     out: list[dict[str, Any]] = [_question_dict(q, q.id, q.number, "") for q in originals]
     next_number = {"question": 100_000, "task": 100_000}

@@ -302,6 +302,9 @@ class Matcher:
         self._multi_short: dict[str, list[int]] = {}
         self._polar: dict[str, tuple[str, int]] = {}  # word key -> (pair id, side)
         self._phrases: dict[str, Phrase] = {}
+        # one Word per distinct (keys, negation, polarity): a bank's ~20,000 phrases repeat their
+        # words, and each Word holds three sets (~30 MB for the shipped bank without sharing)
+        self._words: dict[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]], Word] = {}
         if lexicon is None:
             return
         for gi, group in enumerate(lexicon.synonyms):
@@ -373,9 +376,15 @@ class Matcher:
         cached = self._phrases.get(text)
         if cached is None:
             plain = self._plain(text)
-            cached = tuple(Word.make(k, n, p) for k, n, p in self._enrich(plain))
+            cached = tuple(self._word(k, n, p) for k, n, p in self._enrich(plain))
             self._phrases[text] = cached
         return cached
+
+    def _word(self, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...]) -> Word:
+        word = self._words.get((keys, neg, polarity))
+        if word is None:
+            word = self._words[(keys, neg, polarity)] = Word.make(keys, neg, polarity)
+        return word
 
     def find(self, phrase_text: str, text: Text, *, clause: bool = False) -> Hit:
         return find(self.phrase(phrase_text), text, clause=clause)
