@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import pytest
+
 from bot.bank.markdown import pack, render_blocks, to_html, to_plain, visible_length
 from bot.core.picking import candidates_for, pick
 from tests.conftest import shipped_catalog
@@ -67,6 +69,15 @@ def test_glossary_lookup_exact_alias_and_did_you_mean() -> None:
     assert vague and not g.is_sure(vague)
     assert g.lookup("квантизация")[0].term.id == "quantization"
     assert g.lookup("") == []
+
+
+@pytest.mark.parametrize(("typed", "term"), [("рлхф", "RLHF"), ("СФТ", "SFT"), ("ппо", "RLHF"), ("дпо", "DPO")])
+def test_an_acronym_typed_in_cyrillic_letters_finds_its_term(typed: str, term: str) -> None:
+    """«ппо» used to be answered, sure of itself, with MQA / GQA."""
+    g = CATALOG.glossary
+    found = g.lookup(typed)
+    assert found[0].term.term_en == term and found[0].score == 100 and g.is_sure(found)
+    assert g.lookup("квантизация")[0].term.id == "quantization"  # a Russian word is still itself
 
 
 def test_markdown_renders_to_telegram_html_and_plain_text() -> None:

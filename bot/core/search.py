@@ -10,10 +10,12 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Final
 
 from rapidfuzz import fuzz, process, utils
 
@@ -136,6 +138,18 @@ class TermMatch:
     resemblance: float = 100.0  # how much the query resembles that whole name (not just a part of it)
 
 
+# a short all-Cyrillic query, and how its letters sound in Latin ones: «ппо» is PPO, «рлхф» RLHF
+_CYRILLIC_ACRONYM: Final = re.compile(r"[а-я]{2,5}")
+_LATIN: Final = dict(
+    zip(
+        "абвгдезийклмнопрстуфхцыэ",
+        ["a", "b", "v", "g", "d", "e", "z", "i", "y", "k", "l", "m", "n", "o", "p", "r", "s", "t", "u", "f", "h", "c",
+         "y", "e"],
+        strict=True,
+    )
+)  # fmt: skip
+
+
 class GlossaryIndex:
     """Fuzzy lookup over term names and aliases (rapidfuzz)."""
 
@@ -159,11 +173,14 @@ class GlossaryIndex:
             self._exact.setdefault(name.strip(), term)
 
     def lookup(self, text: str, limit: int = 5) -> list[TermMatch]:
-        """Best distinct terms for ``text``, best first (an exact name or alias scores 100)."""
+        """Best distinct terms for ``text``, best first (an exact name or alias scores 100). An
+        acronym typed in Cyrillic letters («ппо», «рлхф», «гпт») is also read letter by letter."""
         query = normalize(text).strip()
         if not query:
             return []
         exact = self._exact.get(query)
+        if exact is None and _CYRILLIC_ACRONYM.fullmatch(query):
+            exact = self._exact.get("".join(_LATIN.get(c, c) for c in query))
         best: dict[str, TermMatch] = {}
         if exact is not None:
             best[exact.id] = TermMatch(exact, 100.0, text.strip())
