@@ -67,6 +67,8 @@ def test_glossary_lookup_exact_alias_and_did_you_mean() -> None:
     assert typo[0].term.id == "flashattention"
     vague = g.lookup("внимание маска")
     assert vague and not g.is_sure(vague)
+    part = g.lookup("сет")  # three letters inside a longer alias: a guess, not the term
+    assert part and not g.is_sure(part)
     assert g.lookup("квантизация")[0].term.id == "quantization"
     assert g.lookup("") == []
 

@@ -212,7 +212,10 @@ class GlossaryIndex:
         return matches[:1] + [m for m in matches[1:] if m.score == 100 or m.resemblance >= self.RESEMBLES]
 
     def is_sure(self, matches: list[TermMatch]) -> bool:
-        """Whether the first match is confidently the one meant (else: "did you mean")."""
+        """Whether the first match is confidently the one meant (else: "did you mean"). A fuzzy match
+        must also resemble the query as a whole: «сет» inside a longer alias is only a guess."""
         if not matches or matches[0].score < self.SURE:
+            return False
+        if matches[0].score < 100 and matches[0].resemblance < self.RESEMBLES:
             return False
         return len(matches) == 1 or matches[0].score - matches[1].score >= 5 or matches[0].score == 100
