@@ -5,6 +5,7 @@ the same time on PostgreSQL."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import stat
@@ -189,6 +190,28 @@ def test_telegram_lost_mid_run_is_one_warning_per_retry(tmp_path: Path) -> None:
     retries = [line for line in process.log().splitlines() if "getUpdates failed" in line]
     assert all(" WARNING " in line for line in retries)
     assert_no_secrets(process.log())
+
+
+@pytest.mark.slow  # a real bot process; run by .ci/run's second step
+def test_the_bot_process_sets_its_start_up_objects_aside_from_garbage_collection(
+    own_fake: FakeTelegram, tmp_path: Path
+) -> None:
+    """Once the grader is ready, the bank's and the grader's objects are frozen (gc.freeze): a full
+    collection no longer walks them with every chat waiting."""
+    process = BotProcess(own_fake, tmp_path)
+    process.start()
+    try:
+        own_fake.wait_for(lambda: "set aside from garbage collection" in process.log(), 60, "the freeze")
+        user = own_fake.user(4242)
+        user.send("/q 463")
+        (question,) = user.expect()
+        assert "activation recomputation" in question.text
+    finally:
+        assert process.stop() == 0
+    log = process.log()
+    assert log.index("grader ready") < log.index("set aside from garbage collection")
+    frozen = re.search(r"set aside from garbage collection: (\d+)", log)
+    assert frozen is not None and int(frozen.group(1)) > 100_000
 
 
 def test_health_in_polling_mode_reads_the_heartbeat(own_fake: FakeTelegram, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import time
@@ -553,7 +554,7 @@ def run_bot(settings: Settings, bank: Bank, token: str, *, webhook: bool = False
     secrets = (settings.webhook_secret, settings.llm_api_key, settings.stt_api_key)
     setup_logging(settings.log_level, settings.log_format, token, [s.get_secret_value() for s in secrets if s])
     app = build_application(settings, bank, token)
-    asyncio.run(serve(app, settings, webhook=webhook or settings.webhook_url is not None))
+    asyncio.run(serve(app, settings, webhook=webhook or settings.webhook_url is not None, freeze_heap=True))
 
 
 async def serve(
@@ -562,8 +563,10 @@ async def serve(
     *,
     webhook: bool,
     stop: asyncio.Event | None = None,
+    freeze_heap: bool = False,
 ) -> None:
-    """Serve until ``stop`` is set; without one, until SIGTERM or SIGINT."""
+    """Serve until ``stop`` is set; without one, until SIGTERM or SIGINT. ``freeze_heap``: the
+    process is the bot's own (see :func:`_freeze_heap`)."""
     if stop is None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -572,6 +575,10 @@ async def serve(
     _check_mode(settings, webhook=webhook)
     if not await _start_up(app, settings, stop):
         return
+    if freeze_heap:
+        warm_up = app.bot_data["services"].warm_up
+        if warm_up is not None:
+            warm_up.add_done_callback(_freeze_heap)
     server: WebServer | None = None
     polling: asyncio.Task[None] | None = None
     try:
@@ -580,6 +587,19 @@ async def serve(
         log.info("stopping: no new updates; finishing work in flight")
     finally:
         await _shut_down(app, server, polling)
+
+
+def _freeze_heap(_: object = None) -> None:
+    """Once the start-up's objects exist (the bank, its indexes, the grader's prepared phrases):
+    collect once, then move them out of the cyclic garbage collector's sight (``gc.freeze``). A full
+    collection walked all of them, ~250,000 objects and ~160 ms with the loop stopped (a stall every
+    update waiting then shares); now it walks only what was made since. They are still freed by
+    reference counting when dropped (a reloaded bank)."""
+    started = time.perf_counter()
+    gc.collect()
+    gc.freeze()
+    log.info("start-up objects set aside from garbage collection: %d (%.0f ms)", gc.get_freeze_count(),
+             (time.perf_counter() - started) * 1000)  # fmt: skip
 
 
 def _check_mode(settings: Settings, *, webhook: bool) -> None:
