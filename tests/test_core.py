@@ -80,6 +80,7 @@ def test_an_acronym_typed_in_cyrillic_letters_finds_its_term(typed: str, term: s
     found = g.lookup(typed)
     assert found[0].term.term_en == term and found[0].score == 100 and g.is_sure(found)
     assert g.lookup("квантизация")[0].term.id == "quantization"  # a Russian word is still itself
+    assert all(m.term.term_en != "DPO" or m.score < 100 for m in g.lookup("кто"))  # «who», not KTO
 
 
 def test_markdown_renders_to_telegram_html_and_plain_text() -> None:

@@ -402,3 +402,63 @@ async def test_prepared_statements_and_the_orm_share_one_transaction(db_url: str
         assert chat is not None and chat.pending_ask_id is not None and count == 1
         assert (await s.get(Ask, chat.pending_ask_id)) is not None
     await db.close()
+
+
+async def test_a_write_of_prepared_statements_is_kept_when_the_session_was_touched(tmp_path: object) -> None:
+    """Looking at the session (``info``, ``is_active``) makes the ORM Session; a unit of work that
+    then runs only prepared statements is still committed."""
+    from datetime import UTC, datetime
+
+    from bot.db import inbox
+
+    db = await _db(f"sqlite:///{tmp_path}/t.db")
+    async with db.write() as s:
+        assert s.info is not None
+        await inbox.store(s, [(7, "{}")], "host", datetime.now(UTC))
+    async with db.write() as s:
+        await inbox.store(s, [(8, "{}")], "host", datetime.now(UTC))
+        assert s.is_active
+    async with db.read() as s:
+        left = await inbox.pending(s, host="host", orphaned_before=datetime.now(UTC))
+    assert [update_id for update_id, _ in left] == [7, 8]
+    await db.close()
+
+
+async def test_a_commit_that_fails_is_a_database_error(tmp_path: object) -> None:
+    """A full disk shows up at COMMIT, when SQLite writes the pages: for a unit of work of prepared
+    statements (the inbox's store) it is SQLAlchemy's OperationalError, which the inbox and the error
+    handler treat as "the database is unavailable" (a bare sqlite3 error stopped the bot), and
+    nothing of the unit is kept."""
+    import resource
+    import signal
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from sqlalchemy.exc import OperationalError
+
+    from bot.db import inbox
+
+    path = f"{tmp_path}/t.db"
+    db = await _db(f"sqlite:///{path}")
+    async with db.write() as s:
+        await inbox.store(s, [(1, "{}")], "host", datetime.now(UTC))
+
+    async def store_a_lot() -> None:
+        async with db.write() as s:
+            await inbox.store(s, [(i, "y" * 4000) for i in range(100, 140)], "host", datetime.now(UTC))
+
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    limit = max(Path(path).stat().st_size, Path(path + "-wal").stat().st_size) + 8192  # noqa: ASYNC240
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
+    try:
+        with pytest.raises(OperationalError):
+            await store_a_lot()
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    async with db.read() as s:
+        left = await inbox.pending(s, host="host", orphaned_before=datetime.now(UTC))
+    assert [update_id for update_id, _ in left] == [1]
+    await store_a_lot()  # the disk has room again: the same write goes through
+    await db.close()

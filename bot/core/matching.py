@@ -189,6 +189,11 @@ def _analyzer() -> object:
     return _morph
 
 
+def is_known_russian(word: str) -> bool:
+    """Whether the morphological dictionary knows the (lower-case) word: «кто» yes, «ппо» no."""
+    return bool(_analyzer().word_is_known(word))  # type: ignore[attr-defined]
+
+
 @lru_cache(maxsize=200_000)
 def base_keys(word: str) -> frozenset[str]:
     """The keys of one lower-case word: its own key and, for Russian, its lemma's key."""

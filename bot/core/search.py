@@ -20,6 +20,7 @@ from typing import Final
 from rapidfuzz import fuzz, process, utils
 
 from bot.bank.model import Bank, Term
+from bot.core.matching import is_known_russian
 from bot.core.text import PREFIX_MIN, keys, normalize
 
 _FIELDS = (("text", 3.0), ("terms", 1.0), ("points", 0.7))
@@ -179,8 +180,8 @@ class GlossaryIndex:
         if not query:
             return []
         exact = self._exact.get(query)
-        if exact is None and _CYRILLIC_ACRONYM.fullmatch(query):
-            exact = self._exact.get("".join(_LATIN.get(c, c) for c in query))
+        if exact is None and _CYRILLIC_ACRONYM.fullmatch(query) and not is_known_russian(query):
+            exact = self._exact.get("".join(_LATIN.get(c, c) for c in query))  # not «кто» as KTO
         best: dict[str, TermMatch] = {}
         if exact is not None:
             best[exact.id] = TermMatch(exact, 100.0, text.strip())

@@ -43,6 +43,15 @@ def begin_on(driver: sqlite3.Connection, mode: str) -> None:
         raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
 
 
+def _commit(driver: sqlite3.Connection) -> None:
+    """COMMIT on the driver's connection; a failure (a full disk shows up here, when the pages are
+    written) is SQLAlchemy's error, which the callers handle as "the database is unavailable"."""
+    try:
+        driver.commit()
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance("COMMIT", (), exc, sqlite3.Error) from exc
+
+
 class InlineSession(AsyncSession):
     """An ``AsyncSession`` for SQLite files whose statements run at once on the calling
     (event-loop) thread: ``await session.execute(...)`` goes to a plain (sync) ``Session``, made on
@@ -86,9 +95,12 @@ class InlineSession(AsyncSession):
         """Commit (flushing the Session's changes first) or roll back, and give the connection back."""
         try:
             if commit and self._sync is not None:
-                self._sync.commit()
-            elif commit and self._pooled is not None:
-                self._pooled.driver_connection.commit()
+                self._sync.commit()  # commits the transaction if the Session took part in it
+            if commit and self._pooled is not None:
+                driver = self._pooled.driver_connection
+                assert isinstance(driver, sqlite3.Connection)
+                if driver.in_transaction:  # prepared statements only (or a Session that ran nothing)
+                    _commit(driver)
         finally:
             self.release()
 
@@ -105,6 +117,8 @@ class InlineSession(AsyncSession):
             elif pooled is not None:
                 try:
                     pooled.driver_connection.rollback()
+                except sqlite3.Error:  # the connection is in doubt: not given back to the pool
+                    pooled.invalidate()
                 finally:
                     pooled.close()
 
