@@ -33,7 +33,7 @@ class Browser:
         self.errors: list[str] = []  # console errors, uncaught exceptions, failed loads
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._profile = tempfile.TemporaryDirectory(prefix="cdp-")
+        self._profile = tempfile.TemporaryDirectory(prefix="cdp-", ignore_cleanup_errors=True)
         self._proc: subprocess.Popen[bytes] | None = None
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
@@ -87,6 +87,16 @@ class Browser:
                 self._proc.wait(10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
+        # Chromium's helper processes may still write into the profile for a moment after the
+        # browser has exited ("Directory not empty"): try again for up to 2 s
+        for _ in range(20):
+            try:
+                shutil.rmtree(self._profile.name)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
         self._profile.cleanup()
 
     async def _read(self) -> None:
