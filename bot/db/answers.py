@@ -72,25 +72,6 @@ def _values(
     }
 
 
-async def insert_answer(
-    session: AsyncSession,
-    *,
-    ask: Ask | None,
-    question_id: str,
-    user_id: int,
-    chat_id: int,
-    message_id: int | None,
-    text: str,
-    coverage: float | None = None,
-    covered: Sequence[int] = (),
-    at: datetime | None = None,
-) -> Answer:
-    """:func:`add_answer` as one prepared INSERT; the answer returned is detached (for reading)."""
-    values = _values(ask, question_id, user_id, chat_id, message_id, text, False, coverage, covered, at)
-    answer_id = (await core(session, _INSERT(session), values)).scalar_one()
-    return Answer(id=answer_id, **values)
-
-
 async def stored_from_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
     """The answer stored from this message (not from an edit of it), if any: a prepared check
     first, the answer loaded only if there is one (every answer passes here)."""
@@ -118,10 +99,11 @@ async def add_answer(
     covered: Sequence[int] = (),
     at: datetime | None = None,
 ) -> Answer:
-    answer = Answer(**_values(ask, question_id, user_id, chat_id, message_id, text, edited, coverage, covered, at))
-    session.add(answer)
-    await session.flush()
-    return answer
+    """Store an answer (one prepared INSERT: every answer passes here); the answer returned is
+    detached (for reading)."""
+    values = _values(ask, question_id, user_id, chat_id, message_id, text, edited, coverage, covered, at)
+    answer_id = (await core(session, _INSERT(session), values)).scalar_one()
+    return Answer(id=answer_id, **values)
 
 
 async def set_grade(session: AsyncSession, answer_id: int, coverage: float, covered: Sequence[int]) -> None:

@@ -73,7 +73,7 @@ async def record_answer(
                 return Recorded(stored, False, item)
         answered, previous_ask = await answers.latest_ask_answered(session, user_id, question_id)
         again = answered and previous_ask == ask.id
-        answer = await answers.insert_answer(
+        answer = await answers.add_answer(
             session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
             text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
         )  # fmt: skip
