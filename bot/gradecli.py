@@ -95,6 +95,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_grade_eval(args: argparse.Namespace) -> int:
     path = Path(args.file)
+    if path.is_dir() or path.suffix == ".jsonl":
+        return _grade_eval_blind(args, path)
+    if args.show:
+        return _fail("--show reads the blind answers (a folder of JSON lines) only")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -115,6 +119,78 @@ def cmd_grade_eval(args: argparse.Namespace) -> int:
         return _fail(f"{path}: no answers in split {args.split!r}")
     print(report(rows, f"{path} · split: {args.split} · grader: {grader.name}"))
     return 0
+
+
+def _grade_eval_blind(args: argparse.Namespace, path: Path) -> int:
+    """The blind answers (tests/fixtures/grader_blind): JSON lines of {question, kind, score, text}, the
+    split by :func:`bot.core.evaluation.blind_split`; the targets of issue 28 besides the report."""
+    if args.show and args.split != "dev":
+        return _fail("--show prints answers: only the dev split may be read (the test split is never looked at)")
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    bank = _bank(args)
+    grader = _grader(args.grader, bank)
+    rows: list[tuple[str, str, float, float]] = []
+    charged: list[bool] = []
+    for file in files:
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            obj = json.loads(line)
+            q = bank.question(str(obj["question"]))
+            if q is None:
+                return _fail(f"{file}:{n}: unknown question id {obj['question']!r}")
+            if args.split != "all" and evaluation.blind_split(q.id) != args.split:
+                continue
+            g = grader.grade_sync(q, obj["text"])
+            rows.append((q.id, obj["kind"], float(obj["score"]), 100 * g.score))
+            charged.append(g.has_errors)
+            if args.show:
+                _show(q, obj, g)
+    if not rows:
+        return _fail(f"{path}: no answers in split {args.split!r}")
+    print(report(rows, f"{path} · split: {args.split} · grader: {grader.name}"))
+    print()
+    print(targets(rows, charged))
+    return 0
+
+
+def _show(q: Question, obj: dict[str, Any], g: Grade) -> None:
+    """One dev answer the grader gets wrong by the targets: a correct one charged or weak, a fluent
+    wrong one not caught."""
+    correct = obj["kind"] in evaluation.CORRECT_KINDS
+    bad = (correct and (g.has_errors or g.verdict == "weak")) or (
+        obj["kind"] == "fluent_wrong" and not g.has_errors and g.verdict != "weak"
+    )
+    if not bad:
+        return
+    print(f"--- {q.id} {obj['kind']} expert {obj['score']} grader {g.percent} covered {list(g.covered)}")
+    print(f"    {obj['text']}")
+    for i, ev in zip(g.misconceptions, g.evidence, strict=True):
+        print(f"    CHARGED m{i} {q.misconceptions[i].claim!r} on «{ev}»")
+    for i, ev in zip(g.contradicted, g.reversal_evidence, strict=True):
+        print(f"    REVERSED k{i} {q.key_points[i].text!r} on «{ev}»")
+    for i, ev in g.asks:
+        print(f"    ASKS m{i} {q.misconceptions[i].claim!r} on «{ev}»")
+
+
+def targets(rows: list[tuple[str, str, float, float]], charged: list[bool]) -> str:
+    """Issue 28's targets: correct answers charged or weak, refuting ones charged, fluent wrong caught."""
+    correct = [(r, c) for r, c in zip(rows, charged, strict=True) if r[1] in evaluation.CORRECT_KINDS]
+    refuting = [c for r, c in zip(rows, charged, strict=True) if r[1] == "refuting"]
+    wrong = [(r, c) for r, c in zip(rows, charged, strict=True) if r[1] == "fluent_wrong"]
+    bad = sum(1 for r, c in correct if c or r[3] < 35)
+    caught = sum(1 for r, c in wrong if c or r[3] < 35)
+    lines = ["targets (issue 28):"]
+    if correct:
+        lines.append(f"  correct answers charged or graded weak: {bad}/{len(correct)} = {bad / len(correct):.1%} (≤ 3%)")
+        lines.append(f"  correct answers charged: {sum(c for _, c in correct)}/{len(correct)}")
+    if refuting:
+        lines.append(f"  refuting answers charged: {sum(refuting)}/{len(refuting)} = {sum(refuting) / len(refuting):.1%} (≤ 5%)")
+    if wrong:
+        lines.append(f"  fluent wrong answers caught: {caught}/{len(wrong)} = {caught / len(wrong):.1%} (≥ 85%)")
+    expert = [r[2] for r in rows]
+    lines.append(f"  Spearman: {evaluation.spearman(expert, [r[3] for r in rows]):.3f} (≥ 0.75)")
+    return "\n".join(lines)
 
 
 def report(rows: list[tuple[str, str, float, float]], title: str) -> str:
@@ -162,7 +238,10 @@ def add_commands(sub: Any, load_bank: Callable[[], Bank]) -> None:
     grade.add_argument("--grader", choices=("keywords", "llm"), default="", help="default: the GRADER setting")
     grade.set_defaults(func=cmd_grade, load_bank=load_bank)
     ev = sub.add_parser("grade-eval", help="measure the grader against expert scores in a labelled YAML file")
-    ev.add_argument("file", help="labelled answers, e.g. tests/fixtures/grader_set.yaml")
+    ev.add_argument(
+        "file", help="labelled answers: a YAML set (tests/fixtures/grader_set.yaml) or the blind answers' folder"
+    )
     ev.add_argument("--split", choices=("dev", "test", "all"), default="test")
     ev.add_argument("--grader", choices=("keywords", "llm"), default="")
+    ev.add_argument("--show", action="store_true", help="print the dev answers the grader gets wrong (blind set only)")
     ev.set_defaults(func=cmd_grade_eval, load_bank=load_bank)

@@ -1,15 +1,16 @@
-"""Check the grading rubric of bank questions against the bank's own reference answers.
+"""Check a bank's rubric against the bank's own correct texts (see bot/core/consistency.py).
 
     python scripts/rubric_check.py [FILE ...] [--bank PATH] [--max-share 0.10]
 
 For every question of the given bank files (all files when none is given) it reports:
 
-- GENERIC   a key point covered by more than --max-share of the OTHER questions' reference answers
-            (its match phrases are too generic);
+- CHARGE    a misconception asserted by a correct text of the bank (the card, the details and their code
+            comments, a follow-up's answer) of the question itself or of another question of its topic,
+            with the sentence and the predicate phrases that fired;
+- REVERSED  a key point stated the other way round by such a text;
+- DEAF      a misconception not found in its own claim text (it can never fire);
 - UNCOVERED a key point its own reference answer does not cover;
-- REVERSED  a key point its own reference answer states the opposite of (negation/antonym);
-- FALSE+    a misconception detected in its own reference answer (a correct answer would be marked wrong);
-- DEAF      a misconception not detected in its own claim text.
+- GENERIC   a key point covered by more than --max-share of the OTHER questions' reference answers.
 
 Exit code 1 when anything is reported. The same checks run in tests/test_rubric.py.
 """
@@ -20,47 +21,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from bot.bank import Question, default_bank_path, load_bank
+from bot.bank import default_bank_path, load_bank
+from bot.core import consistency
 from bot.core.grading import matcher_for
 from bot.core.matching import Hit
-
-
-def check(bank_path: Path, files: list[str], max_share: float) -> list[str]:
-    bank = load_bank(bank_path)
-    matcher = matcher_for(bank.lexicon)
-    questions = list(bank.questions.values())
-    answers = {q.id: matcher.tokens(q.answer) for q in questions}
-    wanted = {str(Path(f).resolve()) for f in files}
-
-    def selected(q: Question) -> bool:
-        return not wanted or (q.where is not None and str(Path(q.where.file).resolve()) in wanted)
-
-    problems: list[str] = []
-    for q in questions:
-        if not selected(q):
-            continue
-        own = answers[q.id]
-        for i, kp in enumerate(q.key_points):
-            hit = matcher.best(kp.match, own)
-            if hit is Hit.NONE:
-                problems.append(f"{q.id} UNCOVERED key point {i}: {kp.text}")
-            elif hit is Hit.FLIPPED:
-                problems.append(f"{q.id} REVERSED key point {i}: {kp.text}")
-            others = [o.id for o in questions if o.id != q.id and matcher.best(kp.match, answers[o.id]) is Hit.MATCH]
-            share = len(others) / max(1, len(questions) - 1)
-            if share > max_share:
-                culprits = [p for p in kp.match if sum(matcher.find(p, answers[o]) is Hit.MATCH for o in others) > 2]
-                problems.append(
-                    f"{q.id} GENERIC key point {i} covered by {len(others)} other answers ({share:.0%}): "
-                    f"{kp.text} | most frequent phrases: {culprits[:6]}"
-                )
-        for i, m in enumerate(q.misconceptions):
-            fired = [p for p in m.match if matcher.find(p, own, clause=True) is Hit.MATCH]
-            if fired:
-                problems.append(f"{q.id} FALSE+ misconception {i} fires on the reference answer via {fired}: {m.claim}")
-            if matcher.best(m.match, matcher.tokens(m.claim), clause=True) is not Hit.MATCH:
-                problems.append(f"{q.id} DEAF misconception {i} does not match its own claim: {m.claim}")
-    return problems
 
 
 def main() -> int:
@@ -69,7 +33,32 @@ def main() -> int:
     parser.add_argument("--bank", type=Path, default=default_bank_path())
     parser.add_argument("--max-share", type=float, default=0.10)
     args = parser.parse_args()
-    problems = check(args.bank, args.files, args.max_share)
+    bank = load_bank(args.bank)
+    matcher = matcher_for(bank.lexicon)
+    wanted = {str(Path(f).resolve()) for f in args.files}
+    questions = [
+        q
+        for q in bank.questions.values()
+        if not wanted or (q.where is not None and str(Path(q.where.file).resolve()) in wanted)
+    ]
+    problems: list[str] = []
+    for p in consistency.check(bank, [q.id for q in questions]):
+        q = bank.questions[p.question]
+        extra = f" via {consistency.fired(q, p.kind, p.index, p.sentence, matcher)}" if p.kind != "deaf" else ""
+        problems.append(f"{p}{extra}")
+    answers = {q.id: matcher.tokens(q.answer) for q in bank.questions.values()}
+    for q in questions:
+        for i, kp in enumerate(q.key_points):
+            if matcher.best(kp.match, answers[q.id]) is not Hit.MATCH:
+                problems.append(f"{q.id} UNCOVERED key point {i}: {kp.text}")
+            others = [o for o in answers if o != q.id and matcher.best(kp.match, answers[o]) is Hit.MATCH]
+            share = len(others) / max(1, len(answers) - 1)
+            if share > args.max_share:
+                culprits = [p for p in kp.match if sum(matcher.find(p, answers[o]) is Hit.MATCH for o in others) > 2]
+                problems.append(
+                    f"{q.id} GENERIC key point {i} covered by {len(others)} other answers ({share:.0%}): "
+                    f"{kp.text} | most frequent phrases: {culprits[:6]}"
+                )
     for p in problems:
         print(p)
     print(f"{len(problems)} problem(s)")

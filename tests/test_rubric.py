@@ -3,6 +3,8 @@
 - every question has 2-5 misconceptions and 1-3 core key points;
 - its reference answer covers every key point, reverses none and makes none of its misconceptions;
 - every misconception is detected in its own claim;
+- no correct text of the bank (card, details and their code comments, follow-up answers) draws a charge
+  or a reversal, from its own question or any other question of its topic (issue 28);
 - no key point is covered by more than 10% of the OTHER questions' reference answers (match phrases
   specific to their point, not to the topic).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from bot.bank import Bank, default_bank_path, load_bank
+from bot.core import consistency
 from bot.core.grading import grade, matcher_for
 from bot.core.matching import Hit
 
@@ -42,15 +45,11 @@ def test_reference_answers_grade_as_correct_and_make_no_listed_mistake(bank: Ban
     assert not problems, f"(question, missed, reversed, misconceptions, score): {problems}"
 
 
-def test_misconceptions_are_detected_in_their_own_claims(bank: Bank) -> None:
-    matcher = matcher_for(bank.lexicon)
-    deaf = [
-        (q.id, m.claim)
-        for q in bank.questions.values()
-        for m in q.misconceptions
-        if matcher.best(m.match, matcher.tokens(m.claim), clause=True) is not Hit.MATCH
-    ]
-    assert not deaf, f"misconceptions whose phrases miss their own claim: {deaf}"
+def test_no_correct_text_of_the_bank_is_charged_and_every_claim_is_found(bank: Bank) -> None:
+    problems = consistency.check(bank)
+    assert not problems, f"{len(problems)} problem(s) (scripts/rubric_check.py lists them):\n" + "\n".join(
+        map(str, problems[:40])
+    )
 
 
 def test_key_points_are_specific_to_their_question(bank: Bank) -> None:

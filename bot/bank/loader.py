@@ -35,6 +35,7 @@ MESSAGE_CHROME: Final = 200
 MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
 MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS = 2, 5
 WEIGHTS: Final = ("core", "bonus")
+MISCONCEPTION_WEIGHTS: Final = ("core", "side")
 # The answer card is chat-sized; the rest goes to ``details`` (shown on demand).
 ANSWER_LIMIT: Final = 900
 FOLLOW_UP_ANSWER_LIMIT: Final = 400
@@ -134,6 +135,10 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> _Seq:
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+
+
+def _interned(phrases: list[str]) -> tuple[str, ...]:
+    return tuple(sys.intern(x) for x in phrases)
 
 
 def _display(path: Path) -> str:
@@ -361,12 +366,8 @@ class _Checker:
         return points if good else None
 
     def _match(self, file: str, item: _Map, label: str, empty: str) -> list[str] | None:
-        """The ``match`` list of a key point or a misconception; an empty one is a problem."""
-        match = self._str_list(file, item, "match", label)
-        if match is not None and not match:
-            self.problem(file, self._line(item, "match") if "match" in item else item.line, f"{label}: {empty}")
-            return None
-        return match
+        """The ``match`` list of a key point; an empty one is a problem."""
+        return self._phrases(file, item, "match", label, empty)
 
     def _misconceptions(self, file: str, m: _Map, what: str) -> list[Misconception] | None:
         if m.get("misconceptions") is None:
@@ -380,16 +381,47 @@ class _Checker:
             return None
         _, entries, good = found
         items: list[Misconception] = []
+        fields = frozenset({"claim", "correction", "match", "predicate", "subject", "object", "weight"})
         for label, item in entries:
-            self._unknown_fields(file, item, frozenset({"claim", "correction", "match"}), label)
+            self._unknown_fields(file, item, fields, label)
             claim = self._str(file, item, "claim", label)
             correction = self._str(file, item, "correction", label)
-            match = self._match(file, item, label, "no match phrases (list the phrases that identify the wrong claim)")
-            if claim is None or correction is None or match is None:
+            if "predicate" in item and "match" in item:
+                self.problem(file, self._line(item, "match"), f"{label}: give 'predicate' or 'match', not both")
                 good = False
                 continue
-            items.append(Misconception(claim, correction, tuple(sys.intern(x) for x in match)))
+            key = "predicate" if "predicate" in item or "match" not in item else "match"
+            predicate = self._phrases(
+                file, item, key, label, "no predicate phrases (list what the wrong claim says of its subject)"
+            )
+            subject = self._phrases(file, item, "subject", label, "an empty subject (omit it instead)", optional=True)
+            obj = self._phrases(file, item, "object", label, "an empty object (omit it instead)", optional=True)
+            weight = item.get("weight", "core")
+            if weight not in MISCONCEPTION_WEIGHTS:
+                self.problem(file, self._line(item, "weight"), f"{label}: weight must be 'core' or 'side'")
+                good = False
+                continue
+            if claim is None or correction is None or predicate is None or subject is None or obj is None:
+                good = False
+                continue
+            items.append(
+                Misconception(
+                    claim, correction, _interned(predicate), weight, _interned(subject), _interned(obj)
+                )
+            )
         return items if good else None
+
+    def _phrases(
+        self, file: str, item: _Map, key: str, label: str, empty: str, *, optional: bool = False
+    ) -> list[str] | None:
+        """A list of phrases under ``key``; an empty one is a problem, a missing one too unless optional."""
+        if optional and key not in item:
+            return []
+        found = self._str_list(file, item, key, label)
+        if found is not None and not found:
+            self.problem(file, self._line(item, key) if key in item else item.line, f"{label}: {empty}")
+            return None
+        return found
 
     def _follow_ups(self, file: str, m: _Map, what: str) -> list[FollowUp] | None:
         """``follow_ups:``: 2 or 3 {question, answer}, each answer at most 400 characters."""
@@ -670,7 +702,7 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     return bank
 
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
 def cache_is_warm(path: Path | str, cache_dir: Path) -> bool:

@@ -53,11 +53,22 @@ class KeyPoint:
 
 @dataclass(frozen=True, slots=True)
 class Misconception:
-    """A wrong claim candidates make: ``match`` phrases identify it, ``correction`` is shown."""
+    """A wrong claim candidates make, held against the answer as a claim (see docs/bank-format.md):
+    ``match`` are its predicate phrases (what is wrongly said, YAML ``predicate:``), ``subject`` what
+    it is said of (empty: the question's own subject), ``object`` what must stand in the same clause.
+    ``weight`` is ``core`` (wrong about the heart of the question: the answer is weak) or ``side``
+    (a slip on a detail: at most partial). ``correction`` is shown."""
 
     claim: str
     correction: str
     match: tuple[str, ...]
+    weight: str = "core"
+    subject: tuple[str, ...] = ()
+    object: tuple[str, ...] = ()
+
+    @property
+    def core(self) -> bool:
+        return self.weight == "core"
 
 
 @dataclass(frozen=True, slots=True)

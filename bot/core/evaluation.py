@@ -6,11 +6,18 @@ Pure functions; ``interview-bot grade-eval`` prints them for a labelled file.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import mean
 
 CLASSES = ("correct", "partial", "incorrect")
+CORRECT_KINDS = frozenset({"short", "full", "spoken", "refuting"})  # the blind answers an expert calls correct
+
+
+def blind_split(question_id: str) -> str:
+    """The blind answers' split, fixed before any tuning (tests/fixtures/grader_blind/README.md)."""
+    return "test" if zlib.crc32(("blind:" + question_id).encode()) % 4 == 0 else "dev"
 
 
 def klass(score100: float) -> str:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from bot.bank import KeyPoint, Lexicon, Question
-from bot.core.matching import Hit, Matcher
+from bot.bank import KeyPoint, Lexicon, Misconception, Question
+from bot.core.matching import Hit, Matcher, Text
 from bot.core.text import STOPWORDS, normalize, words
 
 CORE_SHARE: Final = 0.85
@@ -43,6 +43,7 @@ STUFFING_FACTOR: Final = 0.3
 SHORT_WORDS: Final = 8
 ERROR_CAP: Final = 0.3
 ERROR_FACTOR: Final = 0.6
+SIDE_CAP: Final = 0.6  # a slip on a side detail: at most "partial"
 GOOD: Final = 0.70
 PARTIAL: Final = 0.35
 
@@ -133,6 +134,11 @@ class Grade:
     feedback: str = ""
     follow_up: str = ""
     backend: str = "keywords"
+    # The sentence of the answer behind each charge (same order as misconceptions / contradicted), and
+    # the misconceptions the grader is unsure of: (index, sentence), asked about, not charged.
+    evidence: tuple[str, ...] = ()
+    reversal_evidence: tuple[str, ...] = ()
+    asks: tuple[tuple[int, str], ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -188,21 +194,87 @@ def looks_stuffed(text: str) -> bool:
     return function_share < 0.06 or (avg_segment < 3.0 and function_share < 0.15)
 
 
-def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grade:
-    """Grade ``text`` as an answer to ``question`` (``lexicon``: the bank's synonyms/antonyms)."""
-    matcher = matcher_for(lexicon)
-    sentences = matcher.tokens(text)
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """A wrong claim found in an answer, with the sentence that makes it."""
+
+    index: int  # into question.misconceptions (or question.key_points for a reversal)
+    sentence: str
+    certain: bool = True
+
+
+def find_charges(
+    question: Question, text: Text, matcher: Matcher
+) -> tuple[list[Charge], list[Charge], list[Charge], list[int]]:
+    """The answer's wrong claims: (misconceptions asserted, misconceptions to ask about, key points
+    asserted reversed, key points covered)."""
     covered: list[int] = []
-    contradicted: list[int] = []
+    reversed_: list[Charge] = []
     for i, kp in enumerate(question.key_points):
-        hit = matcher.best(kp.match, sentences)
+        hit = matcher.best(kp.match, text)
         if hit is Hit.MATCH:
             covered.append(i)
-        elif hit is Hit.FLIPPED:
-            contradicted.append(i)
-    wrong = tuple(
-        i for i, m in enumerate(question.misconceptions) if matcher.best(m.match, sentences, clause=True) is Hit.MATCH
+            continue
+        # a reversal is a claim of two words or more stated the other way round, not a lone word negated
+        flip = next(
+            (c for p in kp.match if len(matcher.phrase(p)) > 1 for c in matcher.claims((p,), text) if c.hit is Hit.FLIPPED),
+            None,
+        )
+        if flip is not None:
+            reversed_.append(Charge(i, text.written[flip.sentence]))
+    charged: list[Charge] = []
+    unsure: list[Charge] = []
+    for i, m in enumerate(question.misconceptions):
+        found = _claim(matcher, m, text)
+        if found is None:
+            continue
+        certain, si = found
+        (charged if certain else unsure).append(Charge(i, text.written[si], certain))
+    return charged, unsure, reversed_, covered
+
+
+def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, int] | None:
+    """Whether the answer asserts misconception ``m``: (sure, sentence index), or None.
+
+    Its predicate must be asserted (:func:`bot.core.matching.claims`); its object, if it has one, must
+    stand in the same clause; its subject, if it has one, too. A clause that names another subject
+    before the predicate («маленькая draft-модель предлагает токены» in an answer about Medusa) is
+    about something else; a clause with no subject of its own is unsure (asked, not charged)."""
+    unsure: int | None = None
+    for c in matcher.claims(m.match, text):
+        if c.hit is not Hit.MATCH:
+            continue
+        sentence = text.sentences[c.sentence]
+        clause = sentence[c.tokens[0]].clause
+        if m.object and not _in_clause(matcher, m.object, text, c.sentence, clause):
+            continue
+        if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause):
+            return True, c.sentence
+        first = c.tokens[0]
+        if any(t.nominal and t.clause == clause for j, t in enumerate(sentence[:first]) if j not in c.tokens):
+            continue  # another subject: the clause is about something else
+        if unsure is None:
+            unsure = c.sentence
+    return (False, unsure) if unsure is not None else None
+
+
+def _in_clause(matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int) -> bool:
+    return any(
+        c.sentence == si and text.sentences[si][c.tokens[0]].clause == clause and c.hit is Hit.MATCH
+        for c in matcher.claims(phrases, text)
     )
+
+
+def grade(
+    question: Question, text: str, lexicon: Lexicon | None = None, *, waived: frozenset[str] = frozenset()
+) -> Grade:
+    """Grade ``text`` as an answer to ``question`` (``lexicon``: the bank's synonyms/antonyms).
+    ``waived``: charges the user disputed (:func:`charge_key`), left out of the score."""
+    matcher = matcher_for(lexicon)
+    sentences = matcher.tokens(text)
+    charged, unsure, reversed_, covered = find_charges(question, sentences, matcher)
+    charged = [c for c in charged if charge_key("m", c.index) not in waived]
+    reversed_ = [c for c in reversed_ if charge_key("k", c.index) not in waived]
     points = question.key_points
     missed = tuple(i for i in range(len(points)) if i not in covered)
     core = [i for i, p in enumerate(points) if p.core] or list(range(len(points)))
@@ -218,9 +290,14 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
         score *= STUFFING_FACTOR
     elif n_words < SHORT_WORDS:
         score *= n_words / SHORT_WORDS
-    if wrong or contradicted:
+    wrong_core = any(question.misconceptions[c.index].core for c in charged) or any(
+        points[c.index].core for c in reversed_
+    )
+    if wrong_core:
         score = min(score, ERROR_CAP) * ERROR_FACTOR
-    unsure = bool(_UNSURE.search(normalize(text)))
+    elif charged or reversed_:
+        score = min(score, SIDE_CAP)
+    unsure_words = bool(_UNSURE.search(normalize(text)))
     return Grade(
         covered=tuple(covered),
         missed=missed,
@@ -228,10 +305,18 @@ def grade(question: Question, text: str, lexicon: Lexicon | None = None) -> Grad
         score=round(score, 3),
         stuffed=stuffed,
         words=n_words,
-        contradicted=tuple(contradicted),
-        misconceptions=wrong,
-        unsure=unsure,
+        contradicted=tuple(c.index for c in reversed_),
+        misconceptions=tuple(c.index for c in charged),
+        unsure=unsure_words,
+        evidence=tuple(c.sentence for c in charged),
+        reversal_evidence=tuple(c.sentence for c in reversed_),
+        asks=tuple((c.index, c.sentence) for c in unsure if charge_key("m", c.index) not in waived),
     )
+
+
+def charge_key(kind: str, index: int) -> str:
+    """The key of a charge: ``m<i>`` a misconception, ``k<i>`` a reversed key point."""
+    return f"{kind}{index}"
 
 
 def hint(point: KeyPoint) -> str:

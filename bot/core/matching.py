@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
+from bot.core import frames
+from bot.core.frames import Frame
 from bot.core.text import PREFIX_MIN, normalize, word_key
 
 if TYPE_CHECKING:
@@ -96,6 +98,7 @@ _PASS: Final = frozenset(
     ]
 )
 _SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+_PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _WORD: Final = re.compile(r"[0-9a-zа-я]+")
 _CYR: Final = re.compile(r"[а-я]")
 
@@ -123,7 +126,10 @@ class Token:
     polarity: tuple[tuple[str, int], ...] = ()  # (antonym pair id, +1 | -1)
     reach: frozenset[str] = frozenset()  # keys and their prefixes: what phrase words it meets
     clause: int = 0  # the clause of its sentence
-    denied: bool = False  # its segment is negated (see _sentences)
+    frame: Frame = Frame.ASSERTED  # whose voice it is in (see _sentences)
+    nominal: bool = False  # could be its clause's subject
+    soft: bool = False  # negated by «без»/"without" only: no denial of a claim
+    segment: int = 0  # its segment in the sentence (commas, colons and dashes cut segments)
 
     @classmethod
     def make(
@@ -132,9 +138,12 @@ class Token:
         neg: bool,
         polarity: tuple[tuple[str, int], ...] = (),
         clause: int = 0,
-        denied: bool = False,
+        frame: Frame = Frame.ASSERTED,
+        nominal: bool = False,
+        soft: bool = False,
+        segment: int = 0,
     ) -> Token:
-        return cls(keys, neg, polarity, _prefixes(keys), clause, denied)
+        return cls(keys, neg, polarity, _prefixes(keys), clause, frame, nominal, soft, segment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,15 +172,16 @@ class Text:
 
     sentences: tuple[tuple[Token, ...], ...]
     index: dict[str, list[tuple[int, int]]]
+    written: tuple[str, ...] = ()  # each sentence as written (the evidence a charge quotes)
 
     @classmethod
-    def make(cls, sentences: list[list[Token]]) -> Text:
+    def make(cls, sentences: list[list[Token]], written: tuple[str, ...] = ()) -> Text:
         index: dict[str, list[tuple[int, int]]] = {}
         for si, sentence in enumerate(sentences):
             for ti, tok in enumerate(sentence):
                 for k in tok.reach:
                     index.setdefault(k, []).append((si, ti))
-        return cls(tuple(tuple(s) for s in sentences), index)
+        return cls(tuple(tuple(s) for s in sentences), index, written)
 
 
 Phrase = tuple[Word, ...]
@@ -207,85 +217,282 @@ def base_keys(word: str) -> frozenset[str]:
 
 # Clauses: parts of a sentence in contrast ("TP режет матрицы, а PP делит слои"); a wrong claim must
 # sit in one. Segments: what a negation cannot reach across (commas, dashes, colons).
-_CLAUSE: Final = re.compile(r",?\s(?:а|но|однако|зато|тогда как|whereas|while|but)\s")
+_CLAUSE: Final = re.compile(r",?\s(а|но|однако|зато|тогда как|whereas|while|but)\s")
 _SEGMENT: Final = re.compile(r"[,:]|\s[—–-]\s|—|–")
 
 
 def _clause_words(segment: str) -> list[tuple[str, bool]]:
     """Words of one segment with their negation flag. A negation reaches the next word (across
     particles: "не всегда хранит"); one at the end of a segment reaches back ("мёрджить нельзя")."""
+    return [(w, neg) for w, neg, _ in _negated(segment)]
+
+
+_SOFT: Final = frozenset({"без", "without"})
+
+
+def _negated(segment: str) -> list[tuple[str, bool, bool]]:
+    """Words of one segment as (word, negated, softly: by «без»/"without" only), see _clause_words."""
     raw = _WORD.findall(segment)
-    words: list[tuple[str, bool]] = []
+    words: list[tuple[str, bool, bool]] = []
+    soft = False
     pending = 0  # how many following words a negation still reaches
     passed: int | None = None  # a particle the negation passed over ("не нужно" at the end)
     i = 0
     while i < len(raw):
         w = raw[i]
         if w in _NT_STEMS and i + 1 < len(raw) and raw[i + 1] == "t":
-            pending, passed = 2, None
+            pending, passed, soft = 2, None, False
             i += 2
             continue
         if w in NEGATORS:
-            pending, passed = 2, None
+            pending, passed, soft = 2, None, w in _SOFT
             if i + 1 == len(raw) and words:  # a trailing negation: "хранить нельзя", "needed not"
-                words[-1] = (words[-1][0], True)
+                words[-1] = (words[-1][0], True, soft)
                 pending = 0
             i += 1
             continue
         if pending and w in _PASS:
             pending -= 1
             passed = len(words)
-            words.append((w, False))
+            words.append((w, False, False))
             i += 1
             continue
-        words.append((w, pending > 0))
+        words.append((w, pending > 0, pending > 0 and soft))
         pending, passed = 0, None
         i += 1
     if pending and passed is not None:  # "X не нужно": the particle itself is negated
-        words[passed] = (words[passed][0], True)
+        words[passed] = (words[passed][0], True, soft)
     return words
 
 
 _FRAMES: Final = frozenset({"что", "чтобы", "будто", "that"})
 
 
-def _sentences(text: str) -> list[list[tuple[str, bool, int, bool]]]:
-    """Words of each sentence as (word, negated, clause number, denied); negation words themselves
-    are dropped. Clauses split at "а"/"но"/"однако"/"but"/"whereas"; segments (what a negation
-    cannot cross) at commas, colons and dashes.
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One sentence of an answer: its text as written and its words as
+    (word, negated, clause number, :class:`~bot.core.frames.Frame`)."""
 
-    A segment is *denied* when it holds a negation (not "без"/"without"), when it follows a denied
-    one with "что"/"that" ("не значит, что веса низкоранговые") or after a colon ("не обучается:
-    веса внимания"). A segment that is only a negation ("к V — нет") negates and denies the one
-    before it. A plain wrong claim in a denied segment is being denied, not made (a claim that is
-    itself negative must say so in its phrase: "не уступает fine-tuning")."""
-    out: list[list[tuple[str, bool, int, bool]]] = []
-    for sentence in _SENTENCE.split(normalize(text).replace("no_grad", "nograd")):  # "no" there is no negation
-        words: list[tuple[str, bool, int, bool]] = []
-        for ci, clause in enumerate(_CLAUSE.split(f" {sentence} ")):
-            denied = False
-            after = ""  # the separator before the current segment
-            parts = _SEGMENT.split(clause)
-            separators = _SEGMENT.findall(clause)
-            start = len(words)  # where the previous segment begins
-            for k, segment in enumerate(parts):
-                seg = _clause_words(segment)
-                if not seg:
-                    if _has_negation(segment) and len(words) > start:  # "к V — нет"
-                        last = len(words) - 1
-                        words[last] = (words[last][0], True, ci, True)
-                        for j in range(start, last):
-                            words[j] = (words[j][0], words[j][1], ci, True)
-                    after = separators[k] if k < len(separators) else ""
-                    continue
-                framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
-                denied = framed or _has_negation(segment)
-                start = len(words)
-                words += [(w, neg, ci, denied) for w, neg in seg]
-                after = separators[k] if k < len(separators) else ""
-        if words:
-            out.append(words)
+    text: str
+    words: list[tuple[str, bool, int, Frame]]
+    nominal: list[bool]  # per word: could be a clause's subject (see _subject_like)
+    soft: list[bool]  # per word: negated by «без»/"without" only
+    segments: list[int]  # per word: its segment (what commas, colons and dashes cut) in the sentence
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a text as written (the evidence a charge quotes)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _phrase_words(text: str) -> list[tuple[str, bool]]:
+    """Words of a match phrase with their negation flags (no frames: a phrase is not an answer)."""
+    out: list[tuple[str, bool]] = []
+    for sentence in split_sentences(normalize(text)):
+        for clause in _CLAUSE.split(f" {sentence} ")[::2]:
+            for segment in _SEGMENT.split(clause):
+                out += _clause_words(segment)
     return out
+
+
+def _zones(sentence: str) -> list[tuple[str, bool]]:
+    """A sentence cut at its quotations: (piece, quoted)."""
+    spans = frames.quoted_spans(sentence)
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for a, b in spans:
+        out += [(sentence[pos:a], False), (sentence[a:b], True)]
+        pos = b
+    out.append((sentence[pos:], False))
+    return [(piece, quoted) for piece, quoted in out if piece.strip()]
+
+
+def _sentences(text: str) -> list[Sentence]:
+    """The sentences of an answer, each word with its negation, its clause and its frame.
+
+    Clauses split at "а"/"но"/"однако"/"but"/"whereas"; segments (what a negation cannot cross)
+    at commas, colons and dashes. A segment's frame (:class:`~bot.core.frames.Frame`):
+
+    - *denied* when it holds a negation (not "без"/"without"), when it follows a denied one with
+      "что"/"that" ("не значит, что веса низкоранговые") or after a colon ("не обучается: веса
+      внимания"); a segment that is only a negation ("к V — нет") negates and denies the one before;
+    - *distanced* from a belief cue on («часто думают, что …», «миф: …», "it does not mean …") to
+      the next contrast («но на самом деле …»); a verdict («…, но это не так», «… — миф», a sentence
+      «Это не так.») distances what came before it;
+    - *compared* from a comparison cue («в отличие от», «вместо», "instead of") to the next verb or the
+      segment's end, and a relative clause right after it («…, где …»);
+    - *question* in a sentence that ends with "?" or holds «разве», «ли»;
+    - *condition* in a segment with «если», «бы», "if", "would";
+    - *quoted* inside a quotation of three words or more, or in a citation ("et al.", "arXiv", "(2021)").
+
+    A plain wrong claim counts only where it is asserted (a claim that is itself negative must say so
+    in its phrase: "не уступает fine-tuning")."""
+    out: list[Sentence] = []
+    previous: list[tuple[str, bool, int, Frame]] | None = None
+    warned = False  # under a header of pitfalls («Подводные камни:»), to the paragraph's end
+    for paragraph in _PARAGRAPH.split(text):
+        warned = False
+        for original in split_sentences(paragraph):
+            sentence = normalize(original).replace("no_grad", "nograd")  # "no" there is no negation
+            raw = _WORD.findall(sentence)
+            everything = frozenset(raw)
+            question = frames.is_question(sentence)
+            words: list[tuple[str, bool, int, Frame]] = []
+            extra: list[tuple[bool, int]] = []  # (soft, segment) per word
+            ci = -1
+            for zone, quoted in _zones(sentence):
+                pieces = _CLAUSE.split(f" {zone} ")
+                for k in range(0, len(pieces), 2):
+                    ci += 1
+                    conj = pieces[k - 1] if k else ""
+                    _clause_frames(pieces[k], ci, quoted, question, everything, words, extra, conj)
+            if warned:
+                words = [(w, n, c, _worse(f, Frame.DISTANCED)) for w, n, c, f in words]
+            elif frames.warns(raw[:4]):
+                warned = True
+            if previous is not None and frames.is_verdict(raw):  # «Это не так.»
+                previous[:] = [(w, n, c, Frame.DISTANCED if f is Frame.ASSERTED else f) for w, n, c, f in previous]
+            if not words:
+                continue
+            plain = [w for w, _, _, _ in words]
+            nominal = [_subject_like(w) and (j == 0 or plain[j - 1] not in _PREPOSITIONS) for j, w in enumerate(plain)]
+            out.append(Sentence(original, words, nominal, [e[0] for e in extra], [e[1] for e in extra]))
+            previous = words
+    return out
+
+
+_PREPOSITIONS: Final = frozenset(
+    """в во на с со для от у из при по к ко о об обо про через за под над между без до после перед
+    вместо кроме среди around in on for with of from by at to than into onto via per about""".split()
+)
+_ENGLISH_FUNCTION: Final = frozenset(
+    """the a an this that these those it its they them we you he she i is are was were be been
+    and or not no so very more less most many much some any all each every both such there here
+    what which who how why when where than then also just only can may might will would should
+    could must do does did has have had""".split()
+)
+
+
+@lru_cache(maxsize=50_000)
+def _subject_like(word: str) -> bool:
+    """Whether a word could be the subject of its clause: a Russian noun that can be nominative (not a
+    pronoun: «мы», «она», «это» refer to what the answer is about), or an English or Latin term."""
+    if _CYR.search(word):
+        if len(word) < 3:
+            return False
+        parses = _analyzer().parse(word)  # type: ignore[attr-defined]
+        return any(
+            p.tag.POS == "NOUN" and p.tag.case == "nomn" and p.score >= 0.1 for p in parses[:3]
+        )
+    return len(word) > 2 and not word.isdigit() and word not in _ENGLISH_FUNCTION
+
+
+def _clause_frames(
+    clause: str,
+    ci: int,
+    quoted: bool,
+    question: bool,
+    everything: frozenset[str],
+    words: list[tuple[str, bool, int, Frame]],
+    extra: list[tuple[bool, int]],
+    conj: str = "",
+) -> None:
+    """Append the words of one clause to ``words`` with their frames (see :func:`_sentences`), and
+    (softly negated, segment number) of each to ``extra``. ``conj``: the conjunction before the clause."""
+    denied = False
+    # a clause begins at a contrast ("но", "but"): the answer's own view; one after «а» goes on with a
+    # refuted belief («ошибочно считать, что X, а Y …») unless it turns («а на самом деле …»)
+    refuting = (
+        conj == "а"
+        and bool(words)
+        and words[-1][3] is Frame.DISTANCED
+        and not frames.resets(_WORD.findall(clause)[:4])
+    )
+    compared_before = False
+    after = ""  # the separator before the current segment
+    parts = _SEGMENT.split(clause)
+    separators = _SEGMENT.findall(clause)
+    start = len(words)  # where the previous segment begins
+    segment_no = extra[-1][1] + 1 if extra else 0
+    for k, segment in enumerate(parts):
+        raw = _WORD.findall(segment)
+        seg = _negated(segment)
+        sep_after = separators[k] if k < len(separators) else ""
+        if not seg:
+            if _has_negation(segment) and len(words) > start:  # "к V — нет"
+                last = len(words) - 1
+                words[last] = (words[last][0], True, ci, Frame.DENIED)
+                for j in range(start, last):
+                    words[j] = (words[j][0], words[j][1], ci, _worse(words[j][3], Frame.DENIED))
+            after = sep_after
+            continue
+        if frames.is_verdict(raw):  # «…, но это не так», «… — миф»: what came before is refuted
+            for j in range(len(words)):
+                if words[j][3] is Frame.ASSERTED:
+                    words[j] = (words[j][0], words[j][1], words[j][2], Frame.DISTANCED)
+            after = sep_after
+            continue
+        if refuting and frames.resets(raw):
+            refuting = False
+        framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
+        denied = framed or _has_negation(segment)
+        frame = Frame.DENIED if denied else Frame.ASSERTED
+        if frames.opens_refutation(raw, everything):
+            refuting = True
+        elif refuting:
+            frame = Frame.DISTANCED
+        if compared_before and frames.relative(raw):
+            frame = Frame.COMPARED
+        if frames.conditional(raw):
+            frame = _worse(frame, Frame.CONDITION)
+        if question or frames.asks(raw):
+            frame = Frame.QUESTION
+        if quoted or frames.cites(segment):
+            frame = Frame.QUOTED
+        start = len(words)
+        plain = [w for w, _, _ in seg]
+        cue = frames.compares_from(plain)
+        compared_before = cue is not None
+        for i, (w, neg, soft) in enumerate(seg):
+            f = frame
+            if cue is not None and i >= cue:
+                if i > cue + 1 and _is_finite_verb(w):
+                    cue = None  # the comparison's phrase ends at the verb
+                    compared_before = False
+                else:
+                    f = _worse(f, Frame.COMPARED)
+            words.append((w, neg, ci, f))
+            extra.append((soft, segment_no))
+        if sep_after.strip() == ",":  # a dash or a colon joins a subject to its predicate: «X — это Y»
+            segment_no += 1
+        if refuting and frames.opens_refutation(raw, everything):  # «миф: X», "a myth that X": X on
+            opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
+            if opened is not None:
+                for j in range(start + opened + 1, len(words)):
+                    if words[j][3] is Frame.ASSERTED:
+                        words[j] = (words[j][0], words[j][1], ci, Frame.DISTANCED)
+        after = sep_after
+
+
+_REFUTE_CUES: Final = frozenset(
+    """думают считают полагают верят кажется миф заблуждение ошибочно якобы будто значит означает
+    think believe myth misconception mean means""".split()
+)
+
+
+def _worse(a: Frame, b: Frame) -> Frame:
+    """The frame further from the answer's own voice (asserted < denied < the rest)."""
+    return a if a >= b else b
+
+
+@lru_cache(maxsize=50_000)
+def _is_finite_verb(word: str) -> bool:
+    """A finite verb (Russian, by pymorphy3; English by a few common forms): where a compared phrase
+    ends («вместо отдельной модели Medusa *использует* головы»; «вместо того чтобы прибавлять» goes on)."""
+    if _CYR.search(word):
+        parses = _analyzer().parse(word)  # type: ignore[attr-defined]
+        return bool(parses) and parses[0].tag.POS == "VERB"
+    return word in {"is", "are", "uses", "use", "adds", "add", "has", "have", "does", "do", "makes", "keeps"}
 
 
 _DENIALS: Final = NEGATORS - {"без", "without"}  # "без дообучения" is part of a claim, not a denial
@@ -332,7 +539,7 @@ class Matcher:
 
     @staticmethod
     def _plain(text: str) -> Phrase:
-        return tuple(Word.make(base_keys(w), neg) for sentence in _sentences(text) for w, neg, _, _ in sentence)
+        return tuple(Word.make(base_keys(w), neg) for w, neg in _phrase_words(text))
 
     def _enrich(self, seq: Sequence[Word | Token]) -> list[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]]]:
         """Add synonym-group and antonym keys to a sentence (of an answer or a phrase)."""
@@ -371,11 +578,22 @@ class Matcher:
     def tokens(self, text: str) -> Text:
         """The answer read for matching."""
         out = []
-        for sentence in _sentences(text):
-            base = [Token.make(base_keys(w), neg, clause=c, denied=d) for w, neg, c, d in sentence]
+        read = _sentences(text)
+        for sentence in read:
+            base = [
+                Token.make(base_keys(w), neg, clause=c, frame=f, nominal=nom, soft=soft, segment=sg)
+                for (w, neg, c, f), nom, soft, sg in zip(
+                    sentence.words, sentence.nominal, sentence.soft, sentence.segments, strict=True
+                )
+            ]
             enriched = self._enrich(base)
-            out.append([Token.make(k, n, p, t.clause, t.denied) for (k, n, p), t in zip(enriched, base, strict=True)])
-        return Text.make(out)
+            out.append(
+                [
+                    Token.make(k, n, p, t.clause, t.frame, t.nominal, t.soft, t.segment)
+                    for (k, n, p), t in zip(enriched, base, strict=True)
+                ]
+            )
+        return Text.make(out, tuple(s.text for s in read))
 
     def phrase(self, text: str) -> Phrase:
         cached = self._phrases.get(text)
@@ -391,14 +609,18 @@ class Matcher:
             word = self._words[(keys, neg, polarity)] = Word.make(keys, neg, polarity)
         return word
 
-    def find(self, phrase_text: str, text: Text, *, clause: bool = False) -> Hit:
-        return find(self.phrase(phrase_text), text, clause=clause)
+    def find(self, phrase_text: str, text: Text) -> Hit:
+        return find(self.phrase(phrase_text), text)
 
-    def best(self, phrases: Iterable[str], text: Text, *, clause: bool = False) -> Hit:
+    def claims(self, phrases: Iterable[str], text: Text) -> list[Claim]:
+        """Where the answer asserts any of ``phrases`` (see :func:`claims`)."""
+        return [c for p in phrases for c in claims(self.phrase(p), text, p.count(","))]
+
+    def best(self, phrases: Iterable[str], text: Text) -> Hit:
         """MATCH if any phrase matches, else FLIPPED if any matches reversed, else NONE."""
         result = Hit.NONE
         for p in phrases:
-            hit = self.find(p, text, clause=clause)
+            hit = self.find(p, text)
             if hit is Hit.MATCH:
                 return hit
             if hit is Hit.FLIPPED:
@@ -441,10 +663,9 @@ def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:
     return found
 
 
-def find(phrase: Phrase, text: Text, *, clause: bool = False) -> Hit:
-    """Whether ``phrase`` occurs in ``text``: its words within ``len + SLACK`` tokens of one
-    sentence (of one clause with ``clause=True``, as for wrong claims: "TP режет матрицы, а PP
-    делит слои" does not say "PP режет матрицы")."""
+def find(phrase: Phrase, text: Text) -> Hit:
+    """Whether ``phrase`` occurs anywhere in ``text`` (in any frame: a key point explained in a
+    counterfactual is still known): its words within ``len + SLACK`` tokens of one sentence."""
     if not phrase:
         return Hit.NONE
     width = len(phrase) + SLACK
@@ -452,10 +673,6 @@ def find(phrase: Phrase, text: Text, *, clause: bool = False) -> Hit:
     for si, i in sorted(_candidates(phrase[0], text)):
         sentence = text.sentences[si]
         window = sentence[max(0, i - width + 1) : i + width]
-        if clause:
-            if sentence[i].denied and not any(w.neg for w in phrase):
-                continue  # a plain wrong claim inside a denial ("не значит, что …") is not made
-            window = tuple(t for t in window if t.clause == sentence[i].clause)
         parity = _flip(phrase[0], sentence[i])
         ok = True
         for w in phrase[1:]:
@@ -470,3 +687,67 @@ def find(phrase: Phrase, text: Text, *, clause: bool = False) -> Hit:
             return Hit.MATCH
         flipped = True
     return Hit.FLIPPED if flipped else Hit.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Where an answer asserts a phrase: the sentence, the matched tokens, plain or reversed."""
+
+    hit: Hit
+    sentence: int
+    tokens: tuple[int, ...]
+
+
+def claims(phrase: Phrase, text: Text, spread: int = 0) -> list[Claim]:
+    """Every place the answer *asserts* ``phrase``: all its words in one clause of one sentence,
+    within ``len + SLACK`` tokens, each in the answer's own voice (:attr:`Frame.ASSERTED`; a phrase
+    that is itself negative may also stand in a denied segment). Each word takes the token that
+    flips it least; an odd number of flips is :attr:`Hit.FLIPPED`. A negated phrase word needs a
+    negated token: the plain words are no claim that the negation is false. The words stand in at
+    most ``spread`` + 1 segments (a phrase without commas: in one), so a list «…, поэлементные
+    операции, нормализации), выше — compute-bound» does not say «поэлементные операции compute-bound».
+    A reversal by «без»/"without" alone is no claim ("ZeRO-3 без offload" denies no offload)."""
+    if not phrase:
+        return []
+    allowed = {Frame.ASSERTED, Frame.DENIED} if any(w.neg for w in phrase) else {Frame.ASSERTED}
+    width = len(phrase) + SLACK
+    out: list[Claim] = []
+    for si, i in sorted(_candidates(phrase[0], text)):
+        sentence = text.sentences[si]
+        head = sentence[i]
+        if head.frame not in allowed:
+            continue
+        lo = max(0, i - width + 1)
+        window = [
+            (j, t)
+            for j, t in enumerate(sentence[lo : i + width], lo)
+            if t.clause == head.clause and t.frame in allowed
+        ]
+        parity = _flip(phrase[0], head)
+        soft = parity and head.soft
+        used = [i]
+        ok = True
+        for w in phrase[1:]:
+            # a negated phrase word needs a negated token: "хранит X" does not deny "не хранит X"
+            options = [
+                (_flip(w, t), abs(t.segment - head.segment), j)
+                for j, t in window
+                if w.meets(t) and (t.neg or not w.neg)
+            ]
+            if not options:
+                ok = False
+                break
+            flips, _, j = min(options)
+            parity += flips
+            soft = soft or (flips and sentence[j].soft)
+            used.append(j)
+        if not ok or (phrase[0].neg and not head.neg):
+            continue
+        segments = {sentence[j].segment for j in used}
+        if max(segments) - min(segments) > spread:
+            continue
+        if parity % 2 == 0:
+            out.append(Claim(Hit.MATCH, si, tuple(sorted(used))))
+        elif not soft:
+            out.append(Claim(Hit.FLIPPED, si, tuple(sorted(used))))
+    return out

@@ -1,0 +1,181 @@
+"""Whose voice a stretch of an answer is in: the *frame* of each segment of a sentence.
+
+A wrong claim counts against an answer only where the answer **asserts** it. The same words are not
+asserted when the answer refutes them («часто думают, что X, но…», «X — миф», "it does not mean X"),
+describes what is being compared («в отличие от X, где…», "instead of X"), asks («разве X?»),
+imagines («если бы X», "if X were"), or cites («в статье "X"», "(Author et al., 2020)").
+
+The reading is by rules over the words of a segment (the part of a sentence between commas, colons
+and dashes), the sentence's punctuation and a small vocabulary of cue words in Russian and English.
+It needs no parser: a dependency parser with its vocabulary costs ~160 MB of memory and ~0.5 s of
+start-up (``shared/reference/russian-nlp-facts.md``), while these frames are marked by a closed set
+of words that a rule finds as well. What a rule cannot decide (who the subject of a clause is) the
+grader does not guess: it asks instead of charging (:mod:`bot.core.grading`).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from typing import Final
+
+
+class Frame(enum.IntEnum):
+    ASSERTED = 0  # the answer's own claim
+    DENIED = 1  # inside a negated segment ("не значит, что …")
+    DISTANCED = 2  # a belief the answer names to refute it ("часто думают, что …", "… — миф")
+    COMPARED = 3  # the alternative or baseline being compared ("в отличие от …", "instead of …")
+    QUESTION = 4  # asked, not said
+    CONDITION = 5  # a condition or counterfactual ("если бы …", "if … were")
+    QUOTED = 6  # a quotation or a cited title
+
+
+# Verbs of belief whose plural or impersonal form names somebody else's view («часто думают, что»).
+_BELIEF: Final = frozenset(
+    """думают думает считают полагают верят кажется казаться показаться покажется кажущееся принято
+    думал думала думали считал считала считали полагал полагала полагали верил верила верили мнение
+    представление представления ожидал ожидала ожидали thought believed assumed
+    говорят утверждают пишут уверены представляют ожидают предполагают интуиция интуитивно
+    think thinks believe believes assume assumes expect expects claim claims say says suppose""".split()
+)
+# Words that make a belief somebody's mistake, or that mark it as wrong outright.
+_WRONG: Final = frozenset(
+    """миф мифа мифом мифы заблуждение заблуждения заблуждением ошибочно ошибочное ошибочная ошибочный
+    путаница путаницу путают путать
+    ошибка ошибкой ошибку неверно неверное неверная неверный неправильно неправильное неправда
+    якобы будто наивно наивный наивная иллюзия распространенное распространенная распространенный
+    распространено часто многие некоторые новички иногда раньше
+    myth myths misconception misconceptions wrongly mistakenly mistaken mistake wrong false untrue
+    naive naively often many some commonly common popular tempting used""".split()
+)
+# A segment that is only a verdict on what came before: «…, но это не так», «… — миф», "that's wrong".
+_VERDICT: Final = frozenset(
+    """это так не неверно неправда миф заблуждение ошибка ошибочно неправильно совсем вовсе нет
+    that this is s not true wrong false a myth misconception incorrect""".split()
+)
+_VERDICT_CORE: Final = frozenset(
+    "неверно неправда миф заблуждение ошибка ошибочно неправильно путаница wrong false myth misconception incorrect".split()
+)
+# "не значит, что" / "doesn't mean": a denial of what follows.
+_IMPLY: Final = frozenset(
+    """значит означает означают следует говорит подразумевает стоит нужно надо правда верно
+    mean means imply implies follow follows true""".split()
+)
+# What resets a refutation: the answer's own view follows.
+_RESET: Final = frozenset(
+    """но однако а зато наоборот самом деле деле действительности реальности фактически
+    but however actually fact reality instead rather whereas""".split()
+)
+_COMPARE_ONE: Final = frozenset("вместо unlike versus vs".split())
+_COMPARE_TWO: Final = frozenset(
+    [
+        ("в", "отличие"),
+        ("по", "сравнению"),
+        ("в", "сравнении"),
+        ("в", "противовес"),
+        ("instead", "of"),
+        ("rather", "than"),
+        ("compared", "to"),
+        ("compared", "with"),
+        ("as", "opposed"),
+        ("in", "contrast"),
+        ("contrary", "to"),
+    ]
+)
+_RELATIVE: Final = frozenset(
+    """где куда откуда который которая которое которые которого которой которому которым которых
+    которую котором where which who whose whom""".split()
+)
+_IF: Final = frozenset("если бы будь were would unless if".split())
+_QUESTION_WORDS: Final = frozenset("разве неужели ли whether".split())
+_CITE: Final = re.compile(r"\bet al\b|arxiv|\(\s*\d{4}\s*\)|,\s*(?:19|20)\d\d\s*\)")
+_QUOTE: Final = re.compile(r"[«\"“„]([^«»\"“”„]{12,}?)[»\"”]")
+_WORD: Final = re.compile(r"[0-9a-zа-я]+")
+
+
+def quoted_spans(sentence: str) -> list[tuple[int, int]]:
+    """Character spans of quotations of three words or more (short scare quotes like «в разы» are
+    the answer's own words)."""
+    return [m.span(1) for m in _QUOTE.finditer(sentence) if len(_WORD.findall(m.group(1))) >= 3]
+
+
+def is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def is_verdict(raw: Sequence[str]) -> bool:
+    """«это не так», «неверно», «миф», "that's wrong": the segment only judges what came before."""
+    if not raw or len(raw) > 5 or not all(w in _VERDICT for w in raw):
+        return False
+    return any(w in _VERDICT_CORE for w in raw) or ("не" in raw and "так" in raw) or ("not" in raw and "true" in raw)
+
+
+def _bigrams(raw: Sequence[str]) -> set[tuple[str, str]]:
+    return set(zip(raw, raw[1:], strict=False))
+
+
+def compares_from(raw: Sequence[str]) -> int | None:
+    """Where a comparison cue begins in a segment («в отличие от», "instead of"), if any."""
+    for i, w in enumerate(raw):
+        if w in _COMPARE_ONE:
+            return i
+        if i + 1 < len(raw) and (w, raw[i + 1]) in _COMPARE_TWO:
+            return i
+    return None
+
+
+def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool:
+    """Whether a segment opens somebody else's belief that the answer goes on to refute or deny."""
+    if any(w in _BELIEF for w in raw) and (
+        sentence_words & _WRONG
+        or any(w in {"думают", "считают", "полагают", "верят", "think", "believe", "мнение"} for w in raw)
+    ):
+        return True
+    if any(w in _WRONG and w in _VERDICT_CORE for w in raw):  # «миф, что …», «ошибочно считать»
+        return True
+    if {"misconception", "myth"} & set(raw) or {"ошибочно", "наивно", "якобы", "будто"} & set(raw):
+        return True
+    if warns(raw):  # «подводные камни: …», «типичная ошибка — …», "pitfall: …"
+        return True
+    negated_imply = any(
+        a in {"не", "not", "doesn", "does", "t"} and b in _IMPLY for a, b in _bigrams(raw)
+    )  # «не значит», «не означает», "doesn't mean", "not true"
+    return negated_imply
+
+
+_WARN: Final = frozenset(
+    """подводные антипаттерн антипаттерны путать путают pitfall pitfalls antipattern avoid gotcha gotchas
+    типичная типичные частая частые""".split()
+)
+
+
+def warns(raw: Sequence[str]) -> bool:
+    """A warning about mistakes: «подводные камни», «типичная ошибка», «путать X с Y», "pitfalls"."""
+    return bool(_WARN & set(raw)) and (
+        "камни" in raw or "ошибка" in raw or "ошибки" in raw or bool(set(raw) - {"типичная", "типичные", "частая", "частые"} & _WARN)
+    )
+
+
+def resets(raw: Sequence[str]) -> bool:
+    """A refutation ends where the answer's own view begins («но на самом деле», "but actually")."""
+    return bool(raw) and (raw[0] in _RESET or bool(_RESET & set(raw[:3]) & {"самом", "деле", "actually", "fact"}))
+
+
+def conditional(raw: Sequence[str]) -> bool:
+    """«если бы …», «… росла бы», «будь у модели …», "if it were …", "would"; a plain «если …» too:
+    a condition is not a claim."""
+    return bool(raw) and (raw[0] in {"если", "if", "unless", "будь"} or "бы" in raw or "would" in raw or "were" in raw)
+
+
+def relative(raw: Sequence[str]) -> bool:
+    """A relative clause («где …», «который …», "where …") attached to the phrase before it."""
+    return bool(raw) and (raw[0] in _RELATIVE or (len(raw) > 1 and raw[1] in _RELATIVE))
+
+
+def asks(raw: Sequence[str]) -> bool:
+    return any(w in _QUESTION_WORDS for w in raw)
+
+
+def cites(segment: str) -> bool:
+    return bool(_CITE.search(segment))
