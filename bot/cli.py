@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bot import __version__
 from bot.bank import Bank, BankError, default_bank_path, load_bank
@@ -121,6 +122,53 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0 if body.get("ok") else 1
 
 
+def cmd_disputes(args: argparse.Namespace) -> int:
+    """The charges users disputed («Это не ошибка»), most disputed first, or as JSON lines: what the
+    rubric's authors fix the bank from."""
+    import asyncio
+    import json
+    from collections import Counter
+
+    from bot.db.engine import DATABASE_ERRORS, Database, database_problem, migrate_sync
+    from bot.services import disputes
+
+    settings = load_settings()
+    try:
+        migrate_sync(settings.database_url)
+        db = Database(settings.database_url)
+
+        async def fetch() -> list[Any]:
+            try:
+                return await disputes.all_disputes(db)
+            finally:
+                await db.close()
+
+        rows = asyncio.run(fetch())
+    except DATABASE_ERRORS as exc:
+        raise SettingsError(database_problem(exc, settings.database_url)) from None
+    if args.jsonl is not None:
+        out = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w", encoding="utf-8")  # noqa: SIM115
+        try:
+            for d in rows:
+                line = {"question": d.question_id, "charge": d.charge, "claim": d.claim, "sentence": d.sentence,
+                        "at": d.created_at.isoformat()}  # fmt: skip
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        if args.jsonl != "-":
+            print(f"{len(rows)} dispute(s) written to {args.jsonl}")
+        return 0
+    if not rows:
+        print("no disputes")
+        return 0
+    counts = Counter((d.question_id, d.charge, d.claim) for d in rows)
+    print(f"{len(rows)} dispute(s) of {len(counts)} charge(s):")
+    for (qid, charge, claim), n in counts.most_common():
+        print(f"{n:>5}  {qid} {charge}  {claim}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="interview-bot",
@@ -142,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = sub.add_parser("health", help="check a running bot's /healthz (exit 0 when healthy)")
     health.set_defaults(func=cmd_health)
+
+    disputed = sub.add_parser("disputes", help="list the grader's charges users disputed (or export them)")
+    disputed.add_argument("--jsonl", metavar="FILE", help="write them as JSON lines to FILE (- for stdout)")
+    disputed.set_defaults(func=cmd_disputes)
 
     from bot.gradecli import add_commands as add_grade_commands
     from bot.interop.cli import add_commands

@@ -1,8 +1,11 @@
 """``interview-bot grade`` and ``interview-bot grade-eval``: grade answers from files, measure agreement.
 
-``grade --jsonl FILE`` reads one ``{"question": "<id>", "answer": "<text>"}`` per line and prints one
-``{"question", "score", "verdict", "covered", "missed", "misconceptions"}`` per line. This interface is
-stable: answers from outside the repository are graded through it.
+``grade --jsonl FILE`` reads one ``{"question": "<id>", "answer": "<text>"}`` per line and
+prints one ``{"question", "score", "verdict", "covered", "missed", "misconceptions", "evidence",
+"reversed", "asks"}`` per line: ``evidence`` is ``[{"misconception": <index>, "sentence": <the answer's
+sentence>}]`` for each charge, ``reversed`` the same for key points stated the other way round, ``asks``
+the claims the grader is unsure of (asked about, not charged). This interface is stable: answers from
+outside the repository are graded through it.
 
 ``grade-eval FILE`` grades a labelled YAML set (``tests/fixtures/grader_set.yaml``) and prints Spearman
 with the expert's score, precision/recall/F1 per class and the mean score per kind of answer.
@@ -58,6 +61,11 @@ def _result(q: Question, g: Grade) -> dict[str, object]:
         "covered": list(g.covered),
         "missed": list(g.missed),
         "misconceptions": list(g.misconceptions),
+        "evidence": [{"misconception": i, "sentence": s} for i, s in zip(g.misconceptions, g.evidence, strict=False)],
+        "reversed": [
+            {"key_point": i, "sentence": s} for i, s in zip(g.contradicted, g.reversal_evidence, strict=False)
+        ],
+        "asks": [{"misconception": i, "sentence": s} for i, s in g.asks],
     }
 
 
@@ -182,10 +190,14 @@ def targets(rows: list[tuple[str, str, float, float]], charged: list[bool]) -> s
     caught = sum(1 for r, c in wrong if c or r[3] < 35)
     lines = ["targets (issue 28):"]
     if correct:
-        lines.append(f"  correct answers charged or graded weak: {bad}/{len(correct)} = {bad / len(correct):.1%} (≤ 3%)")
+        lines.append(
+            f"  correct answers charged or graded weak: {bad}/{len(correct)} = {bad / len(correct):.1%} (≤ 3%)"
+        )
         lines.append(f"  correct answers charged: {sum(c for _, c in correct)}/{len(correct)}")
     if refuting:
-        lines.append(f"  refuting answers charged: {sum(refuting)}/{len(refuting)} = {sum(refuting) / len(refuting):.1%} (≤ 5%)")
+        lines.append(
+            f"  refuting answers charged: {sum(refuting)}/{len(refuting)} = {sum(refuting) / len(refuting):.1%} (≤ 5%)"
+        )
     if wrong:
         lines.append(f"  fluent wrong answers caught: {caught}/{len(wrong)} = {caught / len(wrong):.1%} (≥ 85%)")
     expert = [r[2] for r in rows]

@@ -405,9 +405,7 @@ class _Checker:
                 good = False
                 continue
             items.append(
-                Misconception(
-                    claim, correction, _interned(predicate), weight, _interned(subject), _interned(obj)
-                )
+                Misconception(claim, correction, _interned(predicate), weight, _interned(subject), _interned(obj))
             )
         return items if good else None
 

@@ -16,6 +16,7 @@ grader does not guess: it asks instead of charging (:mod:`bot.core.grading`).
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -33,41 +34,225 @@ class Frame(enum.IntEnum):
 
 # Verbs of belief whose plural or impersonal form names somebody else's view («часто думают, что»).
 _BELIEF: Final = frozenset(
-    """думают думает считают полагают верят кажется казаться показаться покажется кажущееся принято
-    думал думала думали считал считала считали полагал полагала полагали верил верила верили мнение
-    представление представления ожидал ожидала ожидали thought believed assumed
-    говорят утверждают пишут уверены представляют ожидают предполагают интуиция интуитивно
-    think thinks believe believes assume assumes expect expects claim claims say says suppose""".split()
+    [
+        "думают",
+        "думает",
+        "считают",
+        "полагают",
+        "верят",
+        "кажется",
+        "казаться",
+        "показаться",
+        "покажется",
+        "кажущееся",
+        "принято",
+        "думал",
+        "думала",
+        "думали",
+        "считал",
+        "считала",
+        "считали",
+        "полагал",
+        "полагала",
+        "полагали",
+        "верил",
+        "верила",
+        "верили",
+        "мнение",
+        "представление",
+        "представления",
+        "ожидал",
+        "ожидала",
+        "ожидали",
+        "thought",
+        "believed",
+        "assumed",
+        "говорят",
+        "утверждают",
+        "пишут",
+        "уверены",
+        "представляют",
+        "ожидают",
+        "предполагают",
+        "интуиция",
+        "интуитивно",
+        "think",
+        "thinks",
+        "believe",
+        "believes",
+        "assume",
+        "assumes",
+        "expect",
+        "expects",
+        "claim",
+        "claims",
+        "say",
+        "says",
+        "suppose",
+    ]
 )
 # Words that make a belief somebody's mistake, or that mark it as wrong outright.
 _WRONG: Final = frozenset(
-    """миф мифа мифом мифы заблуждение заблуждения заблуждением ошибочно ошибочное ошибочная ошибочный
-    путаница путаницу путают путать
-    ошибка ошибкой ошибку неверно неверное неверная неверный неправильно неправильное неправда
-    якобы будто наивно наивный наивная иллюзия распространенное распространенная распространенный
-    распространено часто многие некоторые новички иногда раньше
-    myth myths misconception misconceptions wrongly mistakenly mistaken mistake wrong false untrue
-    naive naively often many some commonly common popular tempting used""".split()
+    [
+        "миф",
+        "мифа",
+        "мифом",
+        "мифы",
+        "заблуждение",
+        "заблуждения",
+        "заблуждением",
+        "ошибочно",
+        "ошибочное",
+        "ошибочная",
+        "ошибочный",
+        "путаница",
+        "путаницу",
+        "путают",
+        "путать",
+        "ошибка",
+        "ошибкой",
+        "ошибку",
+        "неверно",
+        "неверное",
+        "неверная",
+        "неверный",
+        "неправильно",
+        "неправильное",
+        "неправда",
+        "якобы",
+        "будто",
+        "наивно",
+        "наивный",
+        "наивная",
+        "иллюзия",
+        "распространенное",
+        "распространенная",
+        "распространенный",
+        "распространено",
+        "часто",
+        "многие",
+        "некоторые",
+        "новички",
+        "иногда",
+        "раньше",
+        "myth",
+        "myths",
+        "misconception",
+        "misconceptions",
+        "wrongly",
+        "mistakenly",
+        "mistaken",
+        "mistake",
+        "wrong",
+        "false",
+        "untrue",
+        "naive",
+        "naively",
+        "often",
+        "many",
+        "some",
+        "commonly",
+        "common",
+        "popular",
+        "tempting",
+        "used",
+    ]
 )
 # A segment that is only a verdict on what came before: «…, но это не так», «… — миф», "that's wrong".
 _VERDICT: Final = frozenset(
-    """это так не неверно неправда миф заблуждение ошибка ошибочно неправильно совсем вовсе нет
-    that this is s not true wrong false a myth misconception incorrect""".split()
+    [
+        "это",
+        "так",
+        "не",
+        "неверно",
+        "неправда",
+        "миф",
+        "заблуждение",
+        "ошибка",
+        "ошибочно",
+        "неправильно",
+        "совсем",
+        "вовсе",
+        "нет",
+        "that",
+        "this",
+        "is",
+        "s",
+        "not",
+        "true",
+        "wrong",
+        "false",
+        "a",
+        "myth",
+        "misconception",
+        "incorrect",
+    ]
 )
 _VERDICT_CORE: Final = frozenset(
-    "неверно неправда миф заблуждение ошибка ошибочно неправильно путаница wrong false myth misconception incorrect".split()
+    [
+        "неверно",
+        "неправда",
+        "миф",
+        "заблуждение",
+        "ошибка",
+        "ошибочно",
+        "неправильно",
+        "путаница",
+        "wrong",
+        "false",
+        "myth",
+        "misconception",
+        "incorrect",
+    ]
 )
 # "не значит, что" / "doesn't mean": a denial of what follows.
 _IMPLY: Final = frozenset(
-    """значит означает означают следует говорит подразумевает стоит нужно надо правда верно
-    mean means imply implies follow follows true""".split()
+    [
+        "значит",
+        "означает",
+        "означают",
+        "следует",
+        "говорит",
+        "подразумевает",
+        "стоит",
+        "нужно",
+        "надо",
+        "правда",
+        "верно",
+        "mean",
+        "means",
+        "imply",
+        "implies",
+        "follow",
+        "follows",
+        "true",
+    ]
 )
 # What resets a refutation: the answer's own view follows.
 _RESET: Final = frozenset(
-    """но однако а зато наоборот самом деле деле действительности реальности фактически
-    but however actually fact reality instead rather whereas""".split()
+    [
+        "но",
+        "однако",
+        "а",
+        "зато",
+        "наоборот",
+        "самом",
+        "деле",
+        "деле",
+        "действительности",
+        "реальности",
+        "фактически",
+        "but",
+        "however",
+        "actually",
+        "fact",
+        "reality",
+        "instead",
+        "rather",
+        "whereas",
+    ]
 )
-_COMPARE_ONE: Final = frozenset("вместо unlike versus vs".split())
+_COMPARE_ONE: Final = frozenset(["вместо", "unlike", "versus", "vs"])
 _COMPARE_TWO: Final = frozenset(
     [
         ("в", "отличие"),
@@ -84,11 +269,30 @@ _COMPARE_TWO: Final = frozenset(
     ]
 )
 _RELATIVE: Final = frozenset(
-    """где куда откуда который которая которое которые которого которой которому которым которых
-    которую котором where which who whose whom""".split()
+    [
+        "где",
+        "куда",
+        "откуда",
+        "который",
+        "которая",
+        "которое",
+        "которые",
+        "которого",
+        "которой",
+        "которому",
+        "которым",
+        "которых",
+        "которую",
+        "котором",
+        "where",
+        "which",
+        "who",
+        "whose",
+        "whom",
+    ]
 )
-_IF: Final = frozenset("если бы будь were would unless if".split())
-_QUESTION_WORDS: Final = frozenset("разве неужели ли whether".split())
+_IF: Final = frozenset(["если", "бы", "будь", "were", "would", "unless", "if"])
+_QUESTION_WORDS: Final = frozenset(["разве", "неужели", "ли", "whether"])
 _CITE: Final = re.compile(r"\bet al\b|arxiv|\(\s*\d{4}\s*\)|,\s*(?:19|20)\d\d\s*\)")
 _QUOTE: Final = re.compile(r"[«\"“„]([^«»\"“”„]{12,}?)[»\"”]")
 _WORD: Final = re.compile(r"[0-9a-zа-я]+")
@@ -112,7 +316,7 @@ def is_verdict(raw: Sequence[str]) -> bool:
 
 
 def _bigrams(raw: Sequence[str]) -> set[tuple[str, str]]:
-    return set(zip(raw, raw[1:], strict=False))
+    return set(itertools.pairwise(raw))
 
 
 def compares_from(raw: Sequence[str]) -> int | None:
@@ -145,15 +349,33 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
 
 
 _WARN: Final = frozenset(
-    """подводные антипаттерн антипаттерны путать путают pitfall pitfalls antipattern avoid gotcha gotchas
-    типичная типичные частая частые""".split()
+    [
+        "подводные",
+        "антипаттерн",
+        "антипаттерны",
+        "путать",
+        "путают",
+        "pitfall",
+        "pitfalls",
+        "antipattern",
+        "avoid",
+        "gotcha",
+        "gotchas",
+        "типичная",
+        "типичные",
+        "частая",
+        "частые",
+    ]
 )
 
 
 def warns(raw: Sequence[str]) -> bool:
     """A warning about mistakes: «подводные камни», «типичная ошибка», «путать X с Y», "pitfalls"."""
     return bool(_WARN & set(raw)) and (
-        "камни" in raw or "ошибка" in raw or "ошибки" in raw or bool(set(raw) - {"типичная", "типичные", "частая", "частые"} & _WARN)
+        "камни" in raw
+        or "ошибка" in raw
+        or "ошибки" in raw
+        or bool(set(raw) - {"типичная", "типичные", "частая", "частые"} & _WARN)
     )
 
 

@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Final
 
 from bot.bank import KeyPoint, Lexicon, Misconception, Question
-from bot.core.matching import Hit, Matcher, Text
+from bot.core.matching import Claim, Hit, Matcher, Text, base_keys
 from bot.core.text import STOPWORDS, normalize, words
 
 CORE_SHARE: Final = 0.85
@@ -217,30 +217,63 @@ def find_charges(
             continue
         # a reversal is a claim of two words or more stated the other way round, not a lone word negated
         flip = next(
-            (c for p in kp.match if len(matcher.phrase(p)) > 1 for c in matcher.claims((p,), text) if c.hit is Hit.FLIPPED),
+            (
+                c
+                for p in kp.match
+                if len(matcher.phrase(p)) > 1
+                for c in matcher.claims((p,), text)
+                if c.hit is Hit.FLIPPED
+            ),
             None,
         )
         if flip is not None:
-            reversed_.append(Charge(i, text.written[flip.sentence]))
+            reversed_.append(Charge(i, quote(text, flip)))
     charged: list[Charge] = []
     unsure: list[Charge] = []
     for i, m in enumerate(question.misconceptions):
         found = _claim(matcher, m, text)
         if found is None:
             continue
-        certain, si = found
-        (charged if certain else unsure).append(Charge(i, text.written[si], certain))
+        certain, claim = found
+        (charged if certain else unsure).append(Charge(i, quote(text, claim), certain))
     return charged, unsure, reversed_, covered
 
 
-def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, int] | None:
+QUOTE_CHARS: Final = 300  # a longer sentence is quoted around the claim
+QUOTE_CONTEXT: Final = 8  # words either side of the claim
+
+
+def quote(text: Text, claim: Claim) -> str:
+    """The sentence that makes a claim, as written; a long one (a spoken transcript has no full
+    stops) cut to the claim and a few words either side."""
+    written = text.written[claim.sentence]
+    if len(written) <= QUOTE_CHARS:
+        return written
+    tokens = [text.sentences[claim.sentence][j] for j in claim.tokens]
+    spans = [m.span() for m in _WORD_RE.finditer(normalize(written))]
+    hits = [
+        k
+        for k, (a, b) in enumerate(spans)
+        if any(not base_keys(normalize(written[a:b])).isdisjoint(t.keys) for t in tokens)
+    ]
+    if not hits:
+        return written[:QUOTE_CHARS].rstrip() + "…"
+    lo, hi = max(0, min(hits) - QUOTE_CONTEXT), min(len(spans) - 1, max(hits) + QUOTE_CONTEXT)
+    start, end = spans[lo][0], spans[hi][1]
+    return ("…" if start else "") + written[start:end] + ("…" if end < len(written) else "")
+
+
+_WORD_RE: Final = re.compile(r"[0-9a-zа-я]+")
+
+
+def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim] | None:
     """Whether the answer asserts misconception ``m``: (sure, sentence index), or None.
 
     Its predicate must be asserted (:func:`bot.core.matching.claims`); its object, if it has one, must
     stand in the same clause; its subject, if it has one, too. A clause that names another subject
     before the predicate («маленькая draft-модель предлагает токены» in an answer about Medusa) is
     about something else; a clause with no subject of its own is unsure (asked, not charged)."""
-    unsure: int | None = None
+    unsure: Claim | None = None
     for c in matcher.claims(m.match, text):
         if c.hit is not Hit.MATCH:
             continue
@@ -249,12 +282,12 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, int] |
         if m.object and not _in_clause(matcher, m.object, text, c.sentence, clause):
             continue
         if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause):
-            return True, c.sentence
+            return True, c
         first = c.tokens[0]
         if any(t.nominal and t.clause == clause for j, t in enumerate(sentence[:first]) if j not in c.tokens):
             continue  # another subject: the clause is about something else
         if unsure is None:
-            unsure = c.sentence
+            unsure = c
     return (False, unsure) if unsure is not None else None
 
 

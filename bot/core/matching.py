@@ -362,14 +362,125 @@ def _sentences(text: str) -> list[Sentence]:
 
 
 _PREPOSITIONS: Final = frozenset(
-    """в во на с со для от у из при по к ко о об обо про через за под над между без до после перед
-    вместо кроме среди around in on for with of from by at to than into onto via per about""".split()
+    [
+        "в",
+        "во",
+        "на",
+        "с",
+        "со",
+        "для",
+        "от",
+        "у",
+        "из",
+        "при",
+        "по",
+        "к",
+        "ко",
+        "о",
+        "об",
+        "обо",
+        "про",
+        "через",
+        "за",
+        "под",
+        "над",
+        "между",
+        "без",
+        "до",
+        "после",
+        "перед",
+        "вместо",
+        "кроме",
+        "среди",
+        "around",
+        "in",
+        "on",
+        "for",
+        "with",
+        "of",
+        "from",
+        "by",
+        "at",
+        "to",
+        "than",
+        "into",
+        "onto",
+        "via",
+        "per",
+        "about",
+    ]
 )
 _ENGLISH_FUNCTION: Final = frozenset(
-    """the a an this that these those it its they them we you he she i is are was were be been
-    and or not no so very more less most many much some any all each every both such there here
-    what which who how why when where than then also just only can may might will would should
-    could must do does did has have had""".split()
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "they",
+        "them",
+        "we",
+        "you",
+        "he",
+        "she",
+        "i",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "and",
+        "or",
+        "not",
+        "no",
+        "so",
+        "very",
+        "more",
+        "less",
+        "most",
+        "many",
+        "much",
+        "some",
+        "any",
+        "all",
+        "each",
+        "every",
+        "both",
+        "such",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "when",
+        "where",
+        "than",
+        "then",
+        "also",
+        "just",
+        "only",
+        "can",
+        "may",
+        "might",
+        "will",
+        "would",
+        "should",
+        "could",
+        "must",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+    ]
 )
 
 
@@ -381,9 +492,7 @@ def _subject_like(word: str) -> bool:
         if len(word) < 3:
             return False
         parses = _analyzer().parse(word)  # type: ignore[attr-defined]
-        return any(
-            p.tag.POS == "NOUN" and p.tag.case == "nomn" and p.score >= 0.1 for p in parses[:3]
-        )
+        return any(p.tag.POS == "NOUN" and p.tag.case == "nomn" and p.score >= 0.1 for p in parses[:3])
     return len(word) > 2 and not word.isdigit() and word not in _ENGLISH_FUNCTION
 
 
@@ -403,10 +512,7 @@ def _clause_frames(
     # a clause begins at a contrast ("но", "but"): the answer's own view; one after «а» goes on with a
     # refuted belief («ошибочно считать, что X, а Y …») unless it turns («а на самом деле …»)
     refuting = (
-        conj == "а"
-        and bool(words)
-        and words[-1][3] is Frame.DISTANCED
-        and not frames.resets(_WORD.findall(clause)[:4])
+        conj == "а" and bool(words) and words[-1][3] is Frame.DISTANCED and not frames.resets(_WORD.findall(clause)[:4])
     )
     compared_before = False
     after = ""  # the separator before the current segment
@@ -475,8 +581,26 @@ def _clause_frames(
 
 
 _REFUTE_CUES: Final = frozenset(
-    """думают считают полагают верят кажется миф заблуждение ошибочно якобы будто значит означает
-    think believe myth misconception mean means""".split()
+    [
+        "думают",
+        "считают",
+        "полагают",
+        "верят",
+        "кажется",
+        "миф",
+        "заблуждение",
+        "ошибочно",
+        "якобы",
+        "будто",
+        "значит",
+        "означает",
+        "think",
+        "believe",
+        "myth",
+        "misconception",
+        "mean",
+        "means",
+    ]
 )
 
 
@@ -719,9 +843,7 @@ def claims(phrase: Phrase, text: Text, spread: int = 0) -> list[Claim]:
             continue
         lo = max(0, i - width + 1)
         window = [
-            (j, t)
-            for j, t in enumerate(sentence[lo : i + width], lo)
-            if t.clause == head.clause and t.frame in allowed
+            (j, t) for j, t in enumerate(sentence[lo : i + width], lo) if t.clause == head.clause and t.frame in allowed
         ]
         parity = _flip(phrase[0], head)
         soft = parity and head.soft

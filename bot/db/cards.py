@@ -40,9 +40,12 @@ async def review_card(
     self_grade: int | None,
     coverage: float | None,
     now: datetime,
+    regrade: bool = False,
 ) -> Card:
     """Schedule the user's card for a question. A self-assessment replaces an automatic
-    (coverage-only) rating given just before, instead of reviewing the card twice."""
+    (coverage-only) rating given just before, instead of reviewing the card twice; so does a
+    ``regrade`` (the answer's score changed: a disputed charge), which leaves a card the user has
+    rated themselves as it is."""
     row = (await core(session, _GET(session), {"uid": user_id, "qid": question_id})).first()
     rating = srs.rating_for(self_grade, coverage)
     auto = self_grade is None
@@ -62,7 +65,9 @@ async def review_card(
         await core(session, _ADD(session), values)
         return Card(**values)
     card = detached(Card, row)
-    replacing = card.auto_rated and not auto
+    if regrade and not card.auto_rated:
+        return card  # the user's own rating stands
+    replacing = card.auto_rated and (not auto or regrade)
     base: str | None = card.prev_state if replacing else card.state  # replacing undoes the automatic rating
     result = srs.review(base, rating, now)
     card.prev_state = base if replacing else card.state

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import Interview, InterviewItem, InterviewStatus
+from bot.db.models import Answer, Interview, InterviewItem, InterviewStatus
 
 
 async def open_interview(session: AsyncSession, user_id: int, chat_id: int) -> Interview | None:
@@ -132,3 +132,18 @@ async def close(session: AsyncSession, interview_id: int, status: InterviewStatu
     assert interview is not None
     interview.status = status
     interview.finished_at = now
+
+
+async def get(session: AsyncSession, interview_id: int) -> Interview | None:
+    return await session.get(Interview, interview_id)
+
+
+async def answer_to(session: AsyncSession, ask_id: int) -> Answer | None:
+    """The latest answer stored for an interview's ask."""
+    result = await session.execute(select(Answer).where(Answer.ask_id == ask_id).order_by(Answer.id.desc()).limit(1))
+    return result.scalar_one_or_none()
+
+
+async def of_ask(session: AsyncSession, ask_id: int) -> int | None:
+    """The interview an ask belongs to."""
+    return await session.scalar(select(InterviewItem.interview_id).where(InterviewItem.ask_id == ask_id))

@@ -432,3 +432,27 @@ class ProgressDigest(Base):
     mark: Mapped[str] = mapped_column(SafeText)  # JSON
     body: Mapped[str] = mapped_column(SafeText)  # JSON
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Dispute(Base):
+    """«Это не ошибка» on a charge of the offline grader: the answer, the charge (``m<i>`` a
+    misconception, ``k<i>`` a reversed key point), the claim and the sentence charged — what the
+    rubric is fixed from (``interview-bot disputes``). The charge no longer counts in that answer's
+    score. Deleted with the user (/forget)."""
+
+    __tablename__ = "disputes"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    answer_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("answers.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    question_id: Mapped[str] = mapped_column(BoundedString(64))
+    charge: Mapped[str] = mapped_column(BoundedString(8))
+    claim: Mapped[str] = mapped_column(SafeText)
+    sentence: Mapped[str] = mapped_column(SafeText)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("answer_id", "charge", name="uq_disputes_answer_charge"),
+        Index("ix_disputes_question", "question_id"),
+        Index("ix_disputes_user", "user_id"),
+    )

@@ -20,6 +20,7 @@ from bot.db.models import (
     Chat,
     ChatSeen,
     Delivery,
+    Dispute,
     Interview,
     InterviewItem,
     Poll,
@@ -126,6 +127,7 @@ async def forget_user(session: AsyncSession, user_id: int) -> UserData:
     seen counts, daily deliveries and quiz polls. Group chats stay; questions the user asked for
     there stay too, without the asker's id. Returns what was deleted."""
     before = await stored_data(session, user_id)
+    await _deleted(session, delete(Dispute).where(Dispute.user_id == user_id))  # they quote the answers
     answers = await _deleted(session, delete(Answer).where(Answer.user_id == user_id))
     reveals = await _deleted(session, delete(Reveal).where(Reveal.user_id == user_id))
     cards = await _deleted(session, delete(Card).where(Card.user_id == user_id))

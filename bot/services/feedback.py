@@ -8,6 +8,7 @@ when the LLM examiner was unavailable.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.bank import Question
@@ -23,7 +24,46 @@ class Line:
     kind: str = "text"  # text | score | error | covered | missed | note | heading
 
 
-def feedback_lines(q: Question, grade: Grade, lang: str, *, fallback: str = "") -> list[Line]:
+def charges(grade: Grade) -> list[str]:
+    """The grade's charges in the order they are shown (and numbered): ``m<i>``, then ``k<i>``."""
+    return [f"m{i}" for i in grade.misconceptions] + [f"k{i}" for i in grade.contradicted]
+
+
+def charge_lines(q: Question, grade: Grade, lang: str) -> list[Line]:
+    """Each charge with the sentence of the answer that made it («Вы написали: «…» — неверно: …»),
+    numbered when there are several (the «Это не ошибка (n)» buttons name them); a charge without
+    its sentence (the LLM examiner's) names the claim instead."""
+    shown: list[Line] = []
+    several = len(grade.misconceptions) + len(grade.contradicted) > 1
+    number = 0
+    evidence = dict(zip(grade.misconceptions, grade.evidence, strict=False))
+    for i in grade.misconceptions:
+        if i >= len(q.misconceptions):
+            continue
+        number += 1
+        n = f"{number}. " if several else ""
+        m = q.misconceptions[i]
+        if i in evidence:
+            shown.append(Line(t(lang, "practice.charged", n=n, sentence=evidence[i], correction=m.correction), "error"))
+        else:
+            shown.append(Line(t(lang, "practice.wrong", claim=m.claim, correction=m.correction), "error"))
+    reversal = dict(zip(grade.contradicted, grade.reversal_evidence, strict=False))
+    for i in grade.contradicted:
+        if i >= len(q.key_points):
+            continue
+        number += 1
+        n = f"{number}. " if several else ""
+        point = hint(q.key_points[i])
+        if i in reversal:
+            shown.append(Line(t(lang, "practice.charged_reversed", n=n, sentence=reversal[i], point=point), "error"))
+        else:
+            shown.append(Line(t(lang, "practice.reversed", point=point), "error"))
+    return shown
+
+
+def feedback_lines(
+    q: Question, grade: Grade, lang: str, *, fallback: str = "", disputed: Sequence[str] = ()
+) -> list[Line]:
     lines = [
         Line(
             t(lang, "practice.score", mark=MARKS[grade.verdict], score=grade.percent,
@@ -31,20 +71,18 @@ def feedback_lines(q: Question, grade: Grade, lang: str, *, fallback: str = "") 
             "score",
         )
     ]  # fmt: skip
-    errors = [
-        Line(
-            t(lang, "practice.wrong", claim=q.misconceptions[i].claim, correction=q.misconceptions[i].correction),
-            "error",
-        )
-        for i in grade.misconceptions
-        if i < len(q.misconceptions)
-    ]
+    errors = charge_lines(q, grade, lang)
     errors += [Line(t(lang, "practice.wrong", claim=c, correction=fix), "error") for c, fix in grade.errors]
     errors += [
-        Line(t(lang, "practice.reversed", point=hint(q.key_points[i])), "error")
-        for i in grade.contradicted
-        if i < len(q.key_points)
-    ]
+        Line(
+            t(lang, "practice.ask_claim", sentence=sentence, claim=q.misconceptions[i].claim.rstrip("."),
+              correction=q.misconceptions[i].correction),
+            "note",
+        )
+        for i, sentence in grade.asks
+        if i < len(q.misconceptions)
+    ]  # fmt: skip
+    errors += [Line(t(lang, "practice.dispute_note", claim=claim), "note") for claim in disputed]
     lines += errors
     lines.append(Line(t(lang, "practice.covered", covered=len(grade.covered), total=len(q.key_points)), "heading"))
     lines += [Line(f"✓ {q.key_points[i].text}", "covered") for i in grade.covered]

@@ -213,13 +213,15 @@ async def skip(db: Database, *, user_id: int, chat_id: int, now: datetime) -> In
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A finished (or abandoned) interview: its answered items with their results."""
+    """A finished (or abandoned) interview: its answered items with their results, and for each the
+    stored answer with the offline grader's charges (``graded``: answer id and grade, or None)."""
 
     interview: Interview
     items: list[InterviewItem] = field(default_factory=list)  # answered or skipped, in order
     results: list[core.ItemResult] = field(default_factory=list)
     summary: core.Report | None = None
     seconds: float = 0.0  # from the start to ``finish``
+    graded: list[tuple[int, Grade] | None] = field(default_factory=list)
 
 
 async def finish(db: Database, bank: Bank, interview: Interview, *, abandoned: bool, now: datetime) -> Report | None:
@@ -230,6 +232,23 @@ async def finish(db: Database, bank: Bank, interview: Interview, *, abandoned: b
         items = await interview_store.items(session, interview.id)
     if abandoned and not any(i.answered_at for i in items):
         return None
+    interview.finished_at = now
+    return await _report(db, bank, interview, items)
+
+
+async def report_of(db: Database, bank: Bank, interview_id: int) -> Report | None:
+    """The report of a closed interview as it stands now (after a dispute changed a score)."""
+    async with db.read() as session:
+        interview = await interview_store.get(session, interview_id)
+        if interview is None or interview.finished_at is None:
+            return None
+        items = await interview_store.items(session, interview_id)
+    return await _report(db, bank, interview, items)
+
+
+async def _report(db: Database, bank: Bank, interview: Interview, items: list[InterviewItem]) -> Report:
+    from bot.services import disputes
+
     done = [i for i in items if i.answered_at is not None]
     results = [
         core.ItemResult(
@@ -239,5 +258,16 @@ async def finish(db: Database, bank: Bank, interview: Interview, *, abandoned: b
         )
         for i in done
     ]  # fmt: skip
-    seconds = (now - interview.started_at).total_seconds()
-    return Report(interview, done, results, core.report(bank, results), seconds)
+    graded: list[tuple[int, Grade] | None] = []
+    async with db.read() as session:
+        for item in done:
+            q = bank.question(item.question_id)
+            answer = await interview_store.answer_to(session, item.ask_id) if item.ask_id and not item.skipped else None
+            if answer is None or q is None:
+                graded.append(None)
+                continue
+            waived = await disputes.waived_in(session, answer.id)
+            graded.append((answer.id, disputes.regrade(q, answer.text, bank, waived)))
+    end = interview.finished_at or interview.started_at
+    seconds = (end - interview.started_at).total_seconds()
+    return Report(interview, done, results, core.report(bank, results), seconds, graded)

@@ -490,10 +490,39 @@ class BoardToggle(ButtonData):
         return cls(_period(parts[0]))
 
 
+_CHARGE = re.compile(r"[mk](?:0|[1-9][0-9]?)")  # m<i>: a misconception, k<i>: a reversed key point
+
+
+@dataclass(frozen=True, slots=True)
+class Dispute(ButtonData):
+    """«Это не ошибка» under a charge of the grader: the answer and the charge (only the answer's
+    author may press it; the service checks). ``dP``: pressed in a mock interview's report."""
+
+    OP = "dp"
+    ALSO = ("dP",)
+    answer_id: int
+    charge: str
+    report: bool = False
+
+    def op(self) -> str:
+        return "dP" if self.report else "dp"
+
+    def parts(self) -> tuple[object, ...]:
+        return (self.answer_id, self.charge)
+
+    @classmethod
+    def parse(cls, op: str, rest: str | None) -> Dispute:
+        parts = _split(rest, 2)
+        if not _CHARGE.fullmatch(parts[1]):
+            raise Malformed(parts[1])
+        return cls(_number(parts[0]), parts[1], op == "dP")
+
+
 KINDS: Final[tuple[type[ButtonData], ...]] = (
     Reveal, Details, QuestionTerms, AskQuestion, Next, SearchResult, NextSearchResult, ConfirmShort, DropShort,
     TermCard, TopicFilter, GlossaryPage, GlossaryTopics, GlossaryTopic, SearchPage,
     Language, DailyAction, SelfAssess, Chosen, NextReview, InterviewAction, Forget, BoardPeriod, BoardToggle,
+    Dispute,
 )  # fmt: skip
 
 Parser: TypeAlias = Callable[[str, str | None], ButtonData]

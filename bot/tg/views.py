@@ -13,13 +13,14 @@ from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
 from bot.catalog import Catalog
 from bot.core.grading import Grade
 from bot.i18n import t
-from bot.services.feedback import feedback_lines
+from bot.services.feedback import charges, feedback_lines
 from bot.tg.callbacks import (
     AskQuestion,
     ButtonData,
     Chosen,
     ConfirmShort,
     Details,
+    Dispute,
     DropShort,
     GlossaryPage,
     GlossaryTopic,
@@ -348,16 +349,23 @@ def feedback_view(
     fallback: str = "",
     next_topic: str | None = None,
     answerer: int | None = None,
+    answer_id: int | None = None,
+    disputed: Sequence[str] = (),
+    rate: bool = True,
 ) -> View:
     """What the user sees after an answer: the score, mistakes with corrections, covered key points,
-    hints for the missed ones, and the self-assessment buttons (``answerer``: a group's answer)."""
+    hints for the missed ones, «Это не ошибка» under the offline grader's charges of a stored answer
+    (``answer_id``), and the self-assessment buttons (``answerer``: a group's answer; ``rate``:
+    False once the user has rated themselves)."""
     lines = [head]
-    for line in feedback_lines(q, grade, lang, fallback=fallback):
+    for line in feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed):
         text = escape(line.text)
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
-    lines.append("")
-    lines.append(t(lang, "practice.rate_yourself"))
-    rows = [self_assessment_row(q, lang, answerer)]
+    rows = dispute_rows(grade, lang, answer_id)
+    if rate:
+        lines.append("")
+        lines.append(t(lang, "practice.rate_yourself"))
+        rows.append(self_assessment_row(q, lang, answerer))
     tail = []
     if with_reveal:
         tail.append(_btn(t(lang, "btn.reveal"), Reveal(q.id)))
@@ -368,6 +376,18 @@ def feedback_view(
     if tail:
         rows.append(tail)
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def dispute_rows(grade: Grade, lang: str, answer_id: int | None) -> list[list[InlineKeyboardButton]]:
+    """«Это не ошибка» for each charge of the offline grader (numbered as the charges are when there
+    are several), two to a row."""
+    found = charges(grade)
+    if answer_id is None or grade.backend != "keywords" or not found:
+        return []
+    if len(found) == 1:
+        return [[_btn(t(lang, "practice.dispute"), Dispute(answer_id, found[0]))]]
+    buttons = [_btn(t(lang, "practice.dispute_n", n=n), Dispute(answer_id, c)) for n, c in enumerate(found, 1)]
+    return [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
 
 
 def confirm_short_view(text: str, ask_id: int, user_id: int, lang: str) -> View:

@@ -21,7 +21,7 @@ from bot.config import default_cache_dir
 from bot.i18n import t
 from bot.push import broadcast
 from bot.push.pacer import Pacer
-from bot.services import usage
+from bot.services import disputes, usage
 from bot.tg.common import command_args, on_unknown_command, reply_text
 from bot.tg.context import Ctx
 from bot.tg.push_channel import TelegramPushChannel
@@ -82,6 +82,7 @@ async def cmd_bankstats(update: Update, context: Ctx) -> None:
         levels = [bank.questions[q].difficulty for q in ids]
         mean = sum(levels) / len(levels) if levels else 0
         lines.append(f"• {escape(topic.title(context.lang))}: {len(ids)} · ★{mean:.1f}")
+    lines.append(t(context.lang, "admin.disputes", count=await disputes.count(context.services.db)))
     await reply_text(update, "\n".join(lines))
 
 

@@ -16,8 +16,8 @@ from bot.core.interview import ItemResult
 from bot.db.models import Interview, InterviewItem
 from bot.i18n import count_questions, t
 from bot.services import answers, asking, interviews
-from bot.services.feedback import MARKS
-from bot.tg.callbacks import InterviewAction, Reveal
+from bot.services.feedback import MARKS, charge_lines, charges
+from bot.tg.callbacks import Dispute, InterviewAction, Reveal
 from bot.tg.common import command_args, is_group, reply, reply_text, send_view, show
 from bot.tg.context import Ctx
 from bot.tg.views import View, feedback_view, question_view
@@ -121,7 +121,7 @@ async def after_interview_answer(
     head = prefix + f"{MARKS[grade.verdict]} " + t(lang, "interview.header", n=item.position + 1, size=interview.size)
     view = feedback_view(
         q, replace(grade, follow_up=""), lang, head=head, next_op=None, with_reveal=False,
-        fallback=done.outcome.fallback,
+        fallback=done.outcome.fallback, answer_id=done.answer_id,
     )  # fmt: skip
     shown = await show(update, view, status)
     if done.follow_up:
@@ -167,18 +167,27 @@ async def _finish(update: Update, context: Ctx, interview: Interview, *, abandon
 
 
 def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:
+    """The report: each question's score, self-assessment and time, the grader's charges with the
+    sentence charged and «Не ошибка» for each, the overall score and the weakest topics."""
     assert report.summary is not None
     title = t(
         lang, "interview.report_title", size=count_questions(len(report.items), lang), duration=_clock(report.seconds)
     )
-    lines, buttons = [title], []
-    for n, (item, result) in enumerate(zip(report.items, report.results, strict=True), 1):
+    lines, buttons, disputes = [title], [], []
+    graded = report.graded or [None] * len(report.items)
+    for n, (item, result, found) in enumerate(zip(report.items, report.results, graded, strict=True), 1):
         q = bank.question(item.question_id)
         if q is not None:
             buttons.append(
                 InlineKeyboardButton(t(lang, "interview.answer_btn", n=n), callback_data=Reveal(q.id).encode())
             )
         lines += _item_lines(n, q, item, result, report.interview.time_limit, lang)
+        if q is not None and found is not None:
+            answer_id, grade = found
+            lines += [f"   {escape(line.text)}" for line in charge_lines(q, grade, lang)]
+            for k, charge in enumerate(charges(grade), 1):
+                label = t(lang, "interview.dispute_btn", n=f"{n}.{k}" if len(charges(grade)) > 1 else n)
+                disputes.append(InlineKeyboardButton(label, callback_data=Dispute(answer_id, charge, True).encode()))
     lines += ["", t(lang, "interview.score", score=report.summary.score)]
     if report.summary.weakest:
         names = ", ".join(f"{_title(bank, tid, lang)} ({score}%)" for tid, score in report.summary.weakest)
@@ -186,6 +195,7 @@ def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:
     else:
         lines.append(t(lang, "interview.no_weak"))
     rows = [buttons[i : i + 4] for i in range(0, len(buttons), 4)]
+    rows += [disputes[i : i + 2] for i in range(0, len(disputes), 2)]
     return View("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
 
 

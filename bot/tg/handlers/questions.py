@@ -280,7 +280,7 @@ def _feedback(update: Update, context: Ctx, ask: Ask, q: Question, done: answers
     return feedback_view(
         q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == AskSource.REVIEW else "n",
         fallback=done.outcome.fallback, next_topic=q.topic if ask.source == AskSource.TOPIC else None,
-        answerer=user.id if is_group(update) else None,
+        answerer=user.id if is_group(update) else None, answer_id=done.answer_id,
     )  # fmt: skip
 
 
