@@ -33,7 +33,8 @@ from functools import lru_cache
 from typing import Final
 
 from bot.bank import KeyPoint, Lexicon, Misconception, Question
-from bot.core.matching import Claim, Hit, Matcher, Text, base_keys
+from bot.core.frames import Frame
+from bot.core.matching import Claim, Hit, Matcher, Text, base_keys, states
 from bot.core.text import STOPWORDS, normalize, words
 
 CORE_SHARE: Final = 0.85
@@ -212,7 +213,7 @@ def find_charges(
     reversed_: list[Charge] = []
     for i, kp in enumerate(question.key_points):
         hit = matcher.best(kp.match, text)
-        if hit is Hit.MATCH:
+        if hit is Hit.MATCH or states(matcher.statement(kp.text), text):
             covered.append(i)
             continue
         # a reversal is a claim of two words or more stated the other way round, not a lone word negated
@@ -270,9 +271,10 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
     """Whether the answer asserts misconception ``m``: (sure, sentence index), or None.
 
     Its predicate must be asserted (:func:`bot.core.matching.claims`); its object, if it has one, must
-    stand in the same clause; its subject, if it has one, too. A clause that names another subject
-    before the predicate («маленькая draft-модель предлагает токены» in an answer about Medusa) is
-    about something else; a clause with no subject of its own is unsure (asked, not charged)."""
+    stand in the same clause; its subject, if it has one, too. A clause that names another possible
+    subject («маленькая draft-модель предлагает токены» in an answer about Medusa, «без обучения
+    работает только prompt lookup») is about something else; a clause with no subject of its own is
+    unsure (asked, not charged)."""
     unsure: Claim | None = None
     for c in matcher.claims(m.match, text):
         if c.hit is not Hit.MATCH:
@@ -283,9 +285,12 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
             continue
         if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause):
             return True, c
-        first = c.tokens[0]
-        if any(t.nominal and t.clause == clause for j, t in enumerate(sentence[:first]) if j not in c.tokens):
-            continue  # another subject: the clause is about something else
+        if any(
+            t.nominal and t.clause == clause and t.frame is Frame.ASSERTED
+            for j, t in enumerate(sentence)
+            if j not in c.tokens
+        ):
+            continue  # another subject: the clause is about something else («без обучения работает только X»)
         if unsure is None:
             unsure = c
     return (False, unsure) if unsure is not None else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 from bot.core import frames
 from bot.core.frames import Frame
-from bot.core.text import PREFIX_MIN, normalize, word_key
+from bot.core.text import PREFIX_MIN, is_stopword, normalize, word_key
 
 if TYPE_CHECKING:
     from bot.bank.model import Lexicon
@@ -569,7 +570,7 @@ def _clause_frames(
                     f = _worse(f, Frame.COMPARED)
             words.append((w, neg, ci, f))
             extra.append((soft, segment_no))
-        if sep_after.strip() == ",":  # a dash or a colon joins a subject to its predicate: «X — это Y»
+        if not _joins(sep_after, raw, parts[k + 1] if k + 1 < len(parts) else ""):
             segment_no += 1
         if refuting and frames.opens_refutation(raw, everything):  # «миф: X», "a myth that X": X on
             opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
@@ -578,6 +579,16 @@ def _clause_frames(
                     if words[j][3] is Frame.ASSERTED:
                         words[j] = (words[j][0], words[j][1], ci, Frame.DISTANCED)
         after = sep_after
+
+
+def _joins(separator: str, before: list[str], after: str) -> bool:
+    """Whether a dash or a colon joins a subject to its predicate («Circuit breaker — повтор запроса»,
+    «X — это Y», «Ошибка значит: …»), so a claim may span it; a comma never does, nor a dash between
+    two clauses («увеличивает ошибку на train — она уменьшает разрыв»)."""
+    if separator.strip() == "," or not separator.strip():
+        return False
+    nxt = _WORD.findall(after)[:1]
+    return len(before) <= 3 or nxt in (["это"], ["this"], ["that"], ["значит"], ["means"])
 
 
 _REFUTE_CUES: Final = frozenset(
@@ -638,6 +649,7 @@ class Matcher:
         self._multi_short: dict[str, list[int]] = {}
         self._polar: dict[str, tuple[str, int]] = {}  # word key -> (pair id, side)
         self._phrases: dict[str, Phrase] = {}
+        self._statements: dict[str, Phrase] = {}
         # one Word per distinct (keys, negation, polarity): a bank's ~20,000 phrases repeat their
         # words, and each Word holds three sets (~30 MB for the shipped bank without sharing)
         self._words: dict[tuple[frozenset[str], bool, tuple[tuple[str, int], ...]], Word] = {}
@@ -727,6 +739,17 @@ class Matcher:
             self._phrases[text] = cached
         return cached
 
+    def statement(self, text: str) -> Phrase:
+        """The content words of a key point's own statement (no function words, no single letters)."""
+        cached = self._statements.get(text)
+        if cached is None:
+            plain = tuple(
+                Word.make(base_keys(w), neg) for w, neg in _phrase_words(text) if len(w) > 1 and not is_stopword(w)
+            )
+            cached = tuple(self._word(k, n, p) for k, n, p in self._enrich(plain))
+            self._statements[text] = cached
+        return cached
+
     def _word(self, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...]) -> Word:
         word = self._words.get((keys, neg, polarity))
         if word is None:
@@ -811,6 +834,25 @@ def find(phrase: Phrase, text: Text) -> Hit:
             return Hit.MATCH
         flipped = True
     return Hit.FLIPPED if flipped else Hit.NONE
+
+
+STATED_SHARE: Final = 0.75  # of a key point's own content words, in one sentence, to cover it
+STATED_MIN: Final = 4
+
+
+def states(statement: Phrase, text: Text) -> bool:
+    """Whether one sentence of the answer says a key point in the point's own words: most of its
+    content words (:data:`STATED_SHARE`, at least :data:`STATED_MIN`), each with its negation
+    (a key point pasted word for word, or the card's own wording, covers it)."""
+    if len(statement) < STATED_MIN:
+        return False
+    need = max(STATED_MIN, math.ceil(STATED_SHARE * len(statement)))
+    per_sentence: dict[int, int] = {}
+    for w in statement:
+        hit = {si for si, ti in _candidates(w, text) if text.sentences[si][ti].neg == w.neg}
+        for si in hit:
+            per_sentence[si] = per_sentence.get(si, 0) + 1
+    return any(n >= need for n in per_sentence.values())
 
 
 @dataclass(frozen=True, slots=True)

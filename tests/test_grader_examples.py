@@ -1,0 +1,147 @@
+"""The examples of issue 28, each graded sensibly: feedback that never accuses a right answer, and
+still does not credit a wrong one. Answers as a candidate (or the bank's own card) would say them."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.bank import Bank, default_bank_path, load_bank
+from bot.core.grading import Grade, grade
+
+
+@pytest.fixture(scope="module")
+def bank() -> Bank:
+    return load_bank(default_bank_path())
+
+
+def _grade(bank: Bank, qid: str, text: str) -> Grade:
+    return grade(bank.questions[qid], text, bank.lexicon)
+
+
+def test_q958_describing_the_baseline_being_compared_is_no_charge(bank: Bank) -> None:
+    answer = (
+        "В отличие от классического speculative decoding, где черновик генерирует маленькая отдельная модель, "
+        "у Medusa отдельной draft-модели нет: поверх последнего скрытого состояния самой модели стоят несколько "
+        "голов, каждая предсказывает токен на 1, 2, 3 позиции вперёд независимо. EAGLE добавляет один слой "
+        "трансформера, который авторегрессионно предсказывает признаки предпоследнего слоя с учётом уже выбранных "
+        "токенов, поэтому черновик точнее. Кандидатов проверяют деревом за один forward с tree attention. Плюс — "
+        "нет второй модели и общего токенизатора, минус — головы учат под конкретную модель."
+    )
+    g = _grade(bank, "serving-08", answer)
+    assert not g.misconceptions and not g.contradicted and not g.asks
+    assert g.verdict == "good"
+    plain = "Обычный speculative decoding использует отдельную маленькую draft-модель. " + answer.split(", у ", 1)[1]
+    g = _grade(bank, "serving-08", plain)
+    assert not g.misconceptions and g.verdict == "good"
+
+
+def test_q958_the_wrong_claim_itself_is_charged_with_its_sentence(bank: Bank) -> None:
+    wrong = "Medusa и EAGLE — это просто маленькие отдельные модели-черновики, их обучают с нуля на том же корпусе."
+    g = _grade(bank, "serving-08", f"Идея та же, что у спекулятивного декодинга. {wrong}")
+    assert 0 in g.misconceptions and g.verdict == "weak"
+    assert g.evidence[g.misconceptions.index(0)] == wrong
+
+
+def test_lora_10_the_cards_own_256_times_fewer_is_not_reversed(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "lora-10",
+        "Полное дообучение матрицы d×k обучает d·k параметров, а LoRA — r·(d+k): B размера d×r и A размера r×k. "
+        "Для d = k = 4096 и r = 8 это 65 536 против 16 777 216, то есть ≈0,39%, в 256 раз меньше.",
+    )
+    assert not g.contradicted and not g.misconceptions
+    assert g.verdict == "good"
+
+
+def test_1005_spoken_english_without_bias_is_not_reversed(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "eval-05",
+        "so pass at k is like the probability that at least one of k samples passes the unit tests and uh you "
+        "estimate it without bias by generating n samples counting c correct ones and taking one minus n minus c "
+        "choose k over n choose k averaged over the problems",
+    )
+    assert not g.contradicted and not g.misconceptions
+    assert g.verdict != "weak"
+
+
+def test_q463_a_key_point_pasted_word_for_word_is_covered(bank: Bank) -> None:
+    q = bank.questions["q463"]
+    for i, point in enumerate(q.key_points):
+        assert i in _grade(bank, "q463", point.text).covered, point.text
+
+
+def test_902_the_wrong_6n_is_not_credited_as_three_times_cheaper(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "scaling-02",
+        "Генерация одного токена стоит столько же, сколько обучение на нём: около 6N FLOPs, forward и backward.",
+    )
+    assert 1 not in g.covered  # «втрое дешевле обучения»
+    assert g.verdict == "weak"
+
+
+def test_practical_03_zero_bias_is_not_zero_weights(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "practical-03",
+        "Веса инициализируют случайно с правильным масштабом, Xavier или He. Нулями можно инициализировать bias, "
+        "но не веса, иначе симметрия не разрушится.",
+    )
+    assert not g.misconceptions
+
+
+def test_general_01_regularisation_raises_train_error_is_no_charge(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "general-01",
+        "L2 и weight decay, в Adam — AdamW; dropout; аугментации; early stopping. Регуляризация обычно "
+        "увеличивает ошибку на train — она уменьшает разрыв между train и val.",
+    )
+    assert not g.misconceptions
+
+
+def test_eval_14_order_of_votes_does_not_matter_for_bradley_terry(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "eval-14",
+        "Пользователь сравнивает ответы двух анонимных моделей и голосует, а рейтинг подбирают моделью "
+        "Брэдли–Терри по всем попарным голосам. В отличие от онлайн-Elo, порядок голосов не влияет.",
+    )
+    assert not g.misconceptions and g.verdict != "weak"
+
+
+def test_serving_08_only_prompt_lookup_works_without_training(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "serving-08",
+        "Medusa и EAGLE не требуют отдельной draft-модели, но их головы надо обучить под конкретную модель; "
+        "без обучения работает только prompt lookup.",
+    )
+    assert not g.misconceptions and not g.asks
+
+
+def test_code_26_greedy_accepts_on_argmax_is_no_charge(bank: Bank) -> None:
+    g = _grade(
+        bank,
+        "code-26",
+        "Черновой токен x принимаем с вероятностью min(1, p(x)/q(x)); при отказе берём замену из нормированного "
+        "max(0, p − q) и останавливаемся; если приняты все k — добавляем бонусный токен из p на позиции k + 1. "
+        "Для greedy принимаем, если совпадает с argmax.",
+    )
+    assert not g.misconceptions and g.verdict == "good"
+
+
+def test_a_refutation_names_the_wrong_belief_without_being_charged_with_it(bank: Bank) -> None:
+    frames = [
+        "Часто думают, что gradient checkpointing сохраняет веса модели на диск, но на самом деле он пересчитывает "
+        "активации в backward.",
+        "Gradient checkpointing сохраняет веса модели на диск? Нет: активации не хранят, а пересчитывают в backward.",
+        "Это не значит, что checkpointing сохраняет веса модели на диск: активации пересчитывают в backward.",
+        "Распространённый миф — что checkpointing сохраняет веса модели на диск. Активации пересчитывают в backward.",
+        "Checkpointing сохраняет веса модели на диск — это миф; активации пересчитывают в backward.",
+        "If checkpointing offloaded the weights to disk, it would be a different technique: activations are "
+        "recomputed in backward.",
+    ]
+    for text in frames:
+        assert 0 not in _grade(bank, "q463", text).misconceptions, text
