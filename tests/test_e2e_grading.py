@@ -19,7 +19,8 @@ def test_a_wrong_claim_is_corrected_and_not_headed_with_a_tick(fake: FakeTelegra
     claim = q["misconceptions"][0]
     user.send(f"Уверенно скажу так: {claim['claim']}. Это главное, что нужно знать.")
     (fb,) = user.expect()
-    assert "❌ Неверно:" in fb.text and claim["correction"][:40] in fb.text
+    assert f"❌ Вы написали: «Уверенно скажу так: {claim['claim']}.» — неверно:" in fb.text
+    assert claim["correction"][:40] in fb.text
     assert "Оценка:" in fb.text and "✅" not in fb.text.split("\n")[1]
     (score,) = bot.rows("select coverage from answers where user_id = ?", uid)[0]
     assert score <= 0.3

@@ -127,7 +127,9 @@ def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
     strong, concise, wrong = scores["strong"], scores["concise"], scores["fluent_wrong"]
     print(f"\nextra dev: strong {mean(strong.values()):.1f}, concise {mean(concise.values()):.1f}, "
           f"fluent wrong {mean(wrong.values()):.1f}")  # fmt: skip
-    assert mean(strong.values()) >= 90 and mean(concise.values()) >= 80 and mean(wrong.values()) <= 25
+    # fluent wrong answers stay "weak" on average; a slip on a side detail now costs "partial" at most
+    # (issue 28), so their mean is no longer pinned near the 18 of a core error
+    assert mean(strong.values()) >= 90 and mean(concise.values()) >= 80 and mean(wrong.values()) <= 32
     assert sum(strong[q] > wrong[q] for q in strong) / len(strong) >= 0.95
 
 

@@ -385,9 +385,11 @@ def resets(raw: Sequence[str]) -> bool:
 
 
 def conditional(raw: Sequence[str]) -> bool:
-    """«если бы …», «… росла бы», «будь у модели …», "if it were …", "would"; a plain «если …» too:
-    a condition is not a claim."""
-    return bool(raw) and (raw[0] in {"если", "if", "unless", "будь"} or "бы" in raw or "would" in raw or "were" in raw)
+    """«если бы …», «… росла бы», «будь у модели …», "if it were …", "would"; a plain «если …» too
+    (also «потому что если …»): a condition is not a claim."""
+    return bool(raw) and (
+        bool({"если", "if", "unless"} & set(raw[:3])) or raw[0] == "будь" or bool({"бы", "would", "were"} & set(raw))
+    )
 
 
 def relative(raw: Sequence[str]) -> bool:

@@ -49,6 +49,7 @@ GOOD: Final = 0.70
 PARTIAL: Final = 0.35
 
 _SEGMENTS = re.compile(r"[,;\n•·|/]+|\s-\s")
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
 # Function words of both languages: prose has them, a list of terms does not.
 _FUNCTION: Final = STOPWORDS | frozenset(
     [
@@ -186,7 +187,9 @@ def warm_up(questions: Iterable[Question], lexicon: Lexicon | None) -> Iterator[
 def looks_stuffed(text: str) -> bool:
     """A list of terms rather than sentences: almost no function words, or short fragments
     separated by commas/new lines."""
-    tokens = [w for w in words(text) if len(w) > 1]  # formula letters (Q, K, V, d, k) are not terms
+    text = _CODE.sub(" ", text)  # code is an answer, not a list of terms
+    # formula letters (Q, K, V, d, k) are not terms; Russian one-letter words (и, в, к, а) are function words
+    tokens = [w for w in words(text) if len(w) > 1 or w in _FUNCTION]
     if len(tokens) < 4:
         return False
     function_share = sum(1 for w in tokens if w in _FUNCTION) / len(tokens)
@@ -299,7 +302,7 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
 def _in_clause(matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int) -> bool:
     return any(
         c.sentence == si and text.sentences[si][c.tokens[0]].clause == clause and c.hit is Hit.MATCH
-        for c in matcher.claims(phrases, text)
+        for c in matcher.claims(phrases, text, denied=True)
     )
 
 

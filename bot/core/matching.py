@@ -289,7 +289,7 @@ def split_sentences(text: str) -> list[str]:
 def _phrase_words(text: str) -> list[tuple[str, bool]]:
     """Words of a match phrase with their negation flags (no frames: a phrase is not an answer)."""
     out: list[tuple[str, bool]] = []
-    for sentence in split_sentences(normalize(text)):
+    for sentence in split_sentences(normalize(text).replace("no_grad", "nograd")):  # as in answers
         for clause in _CLAUSE.split(f" {sentence} ")[::2]:
             for segment in _SEGMENT.split(clause):
                 out += _clause_words(segment)
@@ -759,9 +759,9 @@ class Matcher:
     def find(self, phrase_text: str, text: Text) -> Hit:
         return find(self.phrase(phrase_text), text)
 
-    def claims(self, phrases: Iterable[str], text: Text) -> list[Claim]:
+    def claims(self, phrases: Iterable[str], text: Text, *, denied: bool = False) -> list[Claim]:
         """Where the answer asserts any of ``phrases`` (see :func:`claims`)."""
-        return [c for p in phrases for c in claims(self.phrase(p), text, p.count(","))]
+        return [c for p in phrases for c in claims(self.phrase(p), text, p.count(","), denied=denied)]
 
     def best(self, phrases: Iterable[str], text: Text) -> Hit:
         """MATCH if any phrase matches, else FLIPPED if any matches reversed, else NONE."""
@@ -864,7 +864,7 @@ class Claim:
     tokens: tuple[int, ...]
 
 
-def claims(phrase: Phrase, text: Text, spread: int = 0) -> list[Claim]:
+def claims(phrase: Phrase, text: Text, spread: int = 0, *, denied: bool = False) -> list[Claim]:
     """Every place the answer *asserts* ``phrase``: all its words in one clause of one sentence,
     within ``len + SLACK`` tokens, each in the answer's own voice (:attr:`Frame.ASSERTED`; a phrase
     that is itself negative may also stand in a denied segment). Each word takes the token that
@@ -872,10 +872,12 @@ def claims(phrase: Phrase, text: Text, spread: int = 0) -> list[Claim]:
     negated token: the plain words are no claim that the negation is false. The words stand in at
     most ``spread`` + 1 segments (a phrase without commas: in one), so a list «…, поэлементные
     операции, нормализации), выше — compute-bound» does not say «поэлементные операции compute-bound».
-    A reversal by «без»/"without" alone is no claim ("ZeRO-3 без offload" denies no offload)."""
+    A reversal by «без»/"without" alone is no claim ("ZeRO-3 без offload" denies no offload).
+    ``denied``: a denied segment counts too (where a claim's subject or object may stand: «MQA не
+    влияет на качество»)."""
     if not phrase:
         return []
-    allowed = {Frame.ASSERTED, Frame.DENIED} if any(w.neg for w in phrase) else {Frame.ASSERTED}
+    allowed = {Frame.ASSERTED, Frame.DENIED} if denied or any(w.neg for w in phrase) else {Frame.ASSERTED}
     width = len(phrase) + SLACK
     out: list[Claim] = []
     for si, i in sorted(_candidates(phrase[0], text)):

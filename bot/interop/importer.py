@@ -778,11 +778,14 @@ def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[T
             if q.misconceptions:
                 out.append("    misconceptions:")
                 for m in q.misconceptions:
-                    out += [
-                        f"      - claim: {ystr(m.claim)}",
-                        f"        correction: {ystr(m.correction)}",
-                        f"        match: {_flow_list(m.match, quote=True)}",
-                    ]
+                    out += [f"      - claim: {ystr(m.claim)}", f"        correction: {ystr(m.correction)}"]
+                    if not m.core:
+                        out.append("        weight: side")
+                    if m.subject:
+                        out.append(f"        subject: {_flow_list(m.subject, quote=True)}")
+                    out.append(f"        predicate: {_flow_list(m.match, quote=True)}")
+                    if m.object:
+                        out.append(f"        object: {_flow_list(m.object, quote=True)}")
             out.append("    answer:" + _block(q.answer, "      "))
             if q.details:
                 out.append("    details:" + _block(q.details, "      "))

@@ -12,8 +12,6 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.bank import Bank, Question
 from bot.core import grading
 from bot.core.grading import Grade
@@ -100,10 +98,6 @@ def _sentence(grade: Grade, charge: str) -> str | None:
         else zip(grade.contradicted, grade.reversal_evidence, strict=False)
     )
     return next((s for i, s in pairs if i == index), None)
-
-
-async def waived_in(session: AsyncSession, answer_id: int) -> frozenset[str]:
-    return await disputes.waived(session, answer_id)
 
 
 async def interview_of(db: Database, answer_id: int) -> int | None:

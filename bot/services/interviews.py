@@ -16,9 +16,11 @@ from datetime import datetime
 from bot.bank import Bank, FollowUp, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
+from bot.core import grading
 from bot.core import interview as core
 from bot.core.grading import Grade
 from bot.db import answers, asks
+from bot.db import disputes as dispute_store
 from bot.db import interviews as interview_store
 from bot.db.engine import Database
 from bot.db.models import Ask, AskSource, Interview, InterviewItem, InterviewStatus
@@ -247,7 +249,6 @@ async def report_of(db: Database, bank: Bank, interview_id: int) -> Report | Non
 
 
 async def _report(db: Database, bank: Bank, interview: Interview, items: list[InterviewItem]) -> Report:
-    from bot.services import disputes
 
     done = [i for i in items if i.answered_at is not None]
     results = [
@@ -266,8 +267,8 @@ async def _report(db: Database, bank: Bank, interview: Interview, items: list[In
             if answer is None or q is None:
                 graded.append(None)
                 continue
-            waived = await disputes.waived_in(session, answer.id)
-            graded.append((answer.id, disputes.regrade(q, answer.text, bank, waived)))
+            waived = await dispute_store.waived(session, answer.id)
+            graded.append((answer.id, grading.grade(q, answer.text, bank.lexicon, waived=waived)))
     end = interview.finished_at or interview.started_at
     seconds = (end - interview.started_at).total_seconds()
     return Report(interview, done, results, core.report(bank, results), seconds, graded)
