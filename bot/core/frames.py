@@ -329,6 +329,50 @@ def compares_from(raw: Sequence[str]) -> int | None:
     return None
 
 
+_STRONG: Final = frozenset(
+    [
+        "миф",
+        "мифа",
+        "мифом",
+        "мифы",
+        "заблуждение",
+        "заблуждения",
+        "заблуждением",
+        "ошибочно",
+        "ошибочное",
+        "ошибочная",
+        "ошибочный",
+        "неверно",
+        "неправда",
+        "путаница",
+        "misconception",
+        "misconceptions",
+        "myth",
+        "myths",
+        "mistakenly",
+        "wrongly",
+    ]
+)
+_WEAK: Final = frozenset(["ошибка", "ошибкой", "ошибку", "неправильно", "wrong", "false", "incorrect", "mistake"])
+_QUALIFIERS: Final = frozenset(
+    [
+        "типичная",
+        "частая",
+        "распространенная",
+        "распространённая",
+        "главная",
+        "классическая",
+        "популярная",
+        "новичковая",
+        "common",
+        "typical",
+        "classic",
+        "popular",
+        "frequent",
+    ]
+)
+
+
 def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool:
     """Whether a segment opens somebody else's belief that the answer goes on to refute or deny."""
     if any(w in _BELIEF for w in raw) and (
@@ -336,8 +380,10 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
         or any(w in {"думают", "считают", "полагают", "верят", "think", "believe", "мнение"} for w in raw)
     ):
         return True
-    if any(w in _WRONG and w in _VERDICT_CORE for w in raw):  # «миф, что …», «ошибочно считать»
+    if _STRONG & set(raw):  # «миф, что …», «ошибочно считать», «заблуждение — …»
         return True
+    if _WEAK & set(raw) and (len(raw) <= 3 or _QUALIFIERS & set(raw)):  # «Ошибка: …», «частая ошибка — …»
+        return True  # not «ошибка на train», «strict=False»
     if {"misconception", "myth"} & set(raw) or {"ошибочно", "наивно", "якобы", "будто"} & set(raw):
         return True
     if warns(raw):  # «подводные камни: …», «типичная ошибка — …», "pitfall: …"
@@ -387,9 +433,18 @@ def resets(raw: Sequence[str]) -> bool:
 def conditional(raw: Sequence[str]) -> bool:
     """«если бы …», «… росла бы», «будь у модели …», "if it were …", "would"; a plain «если …» too
     (also «потому что если …»): a condition is not a claim."""
-    return bool(raw) and (
-        bool({"если", "if", "unless"} & set(raw[:3])) or raw[0] == "будь" or bool({"бы", "would", "were"} & set(raw))
-    )
+    if not raw:
+        return False
+    for i, w in enumerate(raw[:3]):
+        if w in {"если", "if", "unless"}:  # «только если …», "only if …" state the condition as a claim
+            return i == 0 or raw[i - 1] not in {"только", "лишь", "only"}
+    if raw[0] == "будь":
+        return True
+    # «росла бы», "it would be"; not the candidate's own «я бы проверял …», "I would …"
+    return any(w in {"бы", "would", "were"} and (i == 0 or raw[i - 1] not in _SPEAKER) for i, w in enumerate(raw))
+
+
+_SPEAKER: Final = frozenset({"я", "мы", "i", "we"})
 
 
 def relative(raw: Sequence[str]) -> bool:

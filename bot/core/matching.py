@@ -341,18 +341,21 @@ def _sentences(text: str) -> list[Sentence]:
             words: list[tuple[str, bool, int, Frame]] = []
             extra: list[tuple[bool, int]] = []  # (soft, segment) per word
             ci = -1
+            refuting = False  # a refutation goes on past a quotation («ошибочно думать, что «…» значит X»)
             for zone, quoted in _zones(sentence):
                 pieces = _CLAUSE.split(f" {zone} ")
                 for k in range(0, len(pieces), 2):
                     ci += 1
                     conj = pieces[k - 1] if k else ""
-                    _clause_frames(pieces[k], ci, quoted, question, everything, words, extra, conj)
+                    refuting = _clause_frames(
+                        pieces[k], ci, quoted, question, everything, words, extra, conj, carry=refuting and k == 0
+                    )
             if warned:
                 words = [(w, n, c, _worse(f, Frame.DISTANCED)) for w, n, c, f in words]
             elif frames.warns(raw[:4]):
                 warned = True
             if previous is not None and frames.is_verdict(raw):  # «Это не так.»
-                previous[:] = [(w, n, c, Frame.DISTANCED if f is Frame.ASSERTED else f) for w, n, c, f in previous]
+                previous[:] = [(w, n, c, Frame.DISTANCED if f in _OWN else f) for w, n, c, f in previous]
             if not words:
                 continue
             plain = [w for w, _, _, _ in words]
@@ -506,15 +509,18 @@ def _clause_frames(
     words: list[tuple[str, bool, int, Frame]],
     extra: list[tuple[bool, int]],
     conj: str = "",
-) -> None:
+    *,
+    carry: bool = False,
+) -> bool:
     """Append the words of one clause to ``words`` with their frames (see :func:`_sentences`), and
-    (softly negated, segment number) of each to ``extra``. ``conj``: the conjunction before the clause."""
+    (softly negated, segment number) of each to ``extra``. ``conj``: the conjunction before the clause;
+    ``carry``: a refutation open before a quotation goes on. Returns whether a refutation is open at
+    its end."""
     denied = False
     # a clause begins at a contrast ("но", "but"): the answer's own view; one after «а» goes on with a
     # refuted belief («ошибочно считать, что X, а Y …») unless it turns («а на самом деле …»)
-    refuting = (
-        conj == "а" and bool(words) and words[-1][3] is Frame.DISTANCED and not frames.resets(_WORD.findall(clause)[:4])
-    )
+    goes_on = carry or (conj == "а" and bool(words) and words[-1][3] is Frame.DISTANCED)
+    refuting = goes_on and not frames.resets(_WORD.findall(clause)[:4])
     compared_before = False
     after = ""  # the separator before the current segment
     parts = _SEGMENT.split(clause)
@@ -535,7 +541,7 @@ def _clause_frames(
             continue
         if frames.is_verdict(raw):  # «…, но это не так», «… — миф»: what came before is refuted
             for j in range(len(words)):
-                if words[j][3] is Frame.ASSERTED:
+                if words[j][3] in _OWN:
                     words[j] = (words[j][0], words[j][1], words[j][2], Frame.DISTANCED)
             after = sep_after
             continue
@@ -576,9 +582,10 @@ def _clause_frames(
             opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
             if opened is not None:
                 for j in range(start + opened + 1, len(words)):
-                    if words[j][3] is Frame.ASSERTED:
+                    if words[j][3] in _OWN:
                         words[j] = (words[j][0], words[j][1], ci, Frame.DISTANCED)
         after = sep_after
+    return refuting
 
 
 def _joins(separator: str, before: list[str], after: str) -> bool:
@@ -590,6 +597,8 @@ def _joins(separator: str, before: list[str], after: str) -> bool:
     nxt = _WORD.findall(after)[:1]
     return len(before) <= 3 or nxt in (["это"], ["this"], ["that"], ["значит"], ["means"])
 
+
+_OWN: Final = frozenset({Frame.ASSERTED, Frame.DENIED})  # what a refutation takes over («X не нужен — миф»)
 
 _REFUTE_CUES: Final = frozenset(
     [
