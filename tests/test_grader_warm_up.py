@@ -16,7 +16,12 @@ def test_after_the_warm_up_an_answer_to_any_question_prepares_nothing_new() -> N
     questions = list(bank.questions.values())
     steps = list(grading.warm_up(questions, bank.lexicon))
     phrases = sum(
-        len(p) for q in questions for p in (*(k.match for k in q.key_points), *(m.match for m in q.misconceptions))
+        len(p)
+        for q in questions
+        for p in (
+            *(k.match for k in q.key_points),
+            *(x for m in q.misconceptions for x in (m.match, m.subject, m.object)),
+        )
     )
     assert steps == list(range(1, phrases + 1))  # one step per phrase, every phrase
     matcher = grading.matcher_for(bank.lexicon)

@@ -34,7 +34,7 @@ from typing import Final
 
 from bot.bank import KeyPoint, Lexicon, Misconception, Question
 from bot.core.frames import Frame
-from bot.core.matching import Claim, Hit, Matcher, Text, base_keys, states
+from bot.core.matching import Claim, Hit, Matcher, Text, base_keys, find_all, states
 from bot.core.text import STOPWORDS, normalize, words
 
 CORE_SHARE: Final = 0.85
@@ -175,7 +175,13 @@ def warm_up(questions: Iterable[Question], lexicon: Lexicon | None) -> Iterator[
     matcher = matcher_for(lexicon)
     done = 0
     for question in questions:
-        for phrases in (*(k.match for k in question.key_points), *(m.match for m in question.misconceptions)):
+        for point in question.key_points:
+            matcher.statement(point.text)
+        every = (
+            *(k.match for k in question.key_points),
+            *(p for m in question.misconceptions for p in (m.match, m.subject, m.object)),
+        )
+        for phrases in every:
             for phrase in phrases:
                 matcher.phrase(phrase)
                 done += 1
@@ -288,6 +294,8 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
             continue
         if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause):
             return True, c
+        if _in_clause(matcher, m.subject, text, c.sentence, clause, anywhere=True):
+            continue  # the subject is what the clause contrasts with («в отличие от Elo, порядок не влияет»)
         if any(
             t.nominal and t.clause == clause and t.frame is Frame.ASSERTED
             for j, t in enumerate(sentence)
@@ -299,7 +307,16 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
     return (False, unsure) if unsure is not None else None
 
 
-def _in_clause(matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int) -> bool:
+def _in_clause(
+    matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int, *, anywhere: bool = False
+) -> bool:
+    """Whether one of ``phrases`` stands in that clause: asserted or denied, or (``anywhere``) in any frame."""
+    if anywhere:
+        return any(
+            all(text.sentences[si][j].clause == clause for j in c.tokens)
+            for p in phrases
+            for c in find_all(matcher.phrase(p), text, si)
+        )
     return any(
         c.sentence == si and text.sentences[si][c.tokens[0]].clause == clause and c.hit is Hit.MATCH
         for c in matcher.claims(phrases, text, denied=True)

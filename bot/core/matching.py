@@ -864,6 +864,25 @@ def states(statement: Phrase, text: Text) -> bool:
     return any(n >= need for n in per_sentence.values())
 
 
+def find_all(phrase: Phrase, text: Text, si: int) -> list[Claim]:
+    """Every place in sentence ``si`` where ``phrase`` occurs plainly, in any frame."""
+    out: list[Claim] = []
+    for s, i in sorted(_candidates(phrase[0], text)) if phrase else ():
+        if s != si:
+            continue
+        sentence = text.sentences[si]
+        window = list(enumerate(sentence))[max(0, i - len(phrase) - SLACK + 1) : i + len(phrase) + SLACK]
+        used = [i]
+        for w in phrase[1:]:
+            j = next((j for j, t in window if w.meets(t) and t.neg == w.neg), None)
+            if j is None:
+                break
+            used.append(j)
+        else:
+            out.append(Claim(Hit.MATCH, si, tuple(sorted(used))))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """Where an answer asserts a phrase: the sentence, the matched tokens, plain or reversed."""
