@@ -132,6 +132,8 @@ def cmd_grade_eval(args: argparse.Namespace) -> int:
 def _grade_eval_blind(args: argparse.Namespace, path: Path) -> int:
     """The blind answers (tests/fixtures/grader_blind): JSON lines of {question, kind, score, text}, the
     split by :func:`bot.core.evaluation.blind_split`; the targets of issue 28 besides the report."""
+    if args.show_correct:
+        args.show = "correct"
     if args.show and args.split != "dev":
         return _fail("--show prints answers: only the dev split may be read (the test split is never looked at)")
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
@@ -152,7 +154,7 @@ def _grade_eval_blind(args: argparse.Namespace, path: Path) -> int:
             g = grader.grade_sync(q, obj["text"])
             rows.append((q.id, obj["kind"], float(obj["score"]), 100 * g.score))
             charged.append(g.has_errors)
-            if args.show:
+            if args.show and (args.show != "correct" or obj["kind"] in evaluation.CORRECT_KINDS):
                 _show(q, obj, g)
     if not rows:
         return _fail(f"{path}: no answers in split {args.split!r}")
@@ -256,4 +258,5 @@ def add_commands(sub: Any, load_bank: Callable[[], Bank]) -> None:
     ev.add_argument("--split", choices=("dev", "test", "all"), default="test")
     ev.add_argument("--grader", choices=("keywords", "llm"), default="")
     ev.add_argument("--show", action="store_true", help="print the dev answers the grader gets wrong (blind set only)")
+    ev.add_argument("--show-correct", action="store_true", help="as --show, the correct answers only")
     ev.set_defaults(func=cmd_grade_eval, load_bank=load_bank)

@@ -33,7 +33,7 @@ ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 # Room left in a message for the question header, labels and the like around question + answer.
 MESSAGE_CHROME: Final = 200
 MIN_KEY_POINTS, MAX_KEY_POINTS = 3, 6
-MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS = 2, 5
+MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS = 2, 8
 WEIGHTS: Final = ("core", "bonus")
 MISCONCEPTION_WEIGHTS: Final = ("core", "side")
 # The answer card is chat-sized; the rest goes to ``details`` (shown on demand).
