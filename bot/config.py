@@ -237,9 +237,14 @@ def async_database_url(url: str) -> str:
 def load_settings(**overrides: object) -> Settings:
     """Read settings; raise :class:`SettingsError` with one line naming the bad variable."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        settings = Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         first = exc.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "settings"
         message = str(first["msg"]).removeprefix("Value error, ")
         raise SettingsError(f"{name}: {message}") from None
+    if settings.webapp_dev and settings.webapp_url:
+        raise SettingsError(
+            "WEBAPP_DEV: dev mode signs logins itself; it cannot run with a public WEBAPP_URL (unset one of them)"
+        )
+    return settings

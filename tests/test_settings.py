@@ -76,6 +76,14 @@ def test_bad_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, key: str,
     assert str(info.value).startswith(expected)
 
 
+def test_dev_mode_refuses_a_public_mini_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBAPP_DEV", "1")
+    monkeypatch.setenv("WEBAPP_URL", "https://bot.example.org/app/")
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    assert str(info.value).startswith("WEBAPP_DEV: ") and "\n" not in str(info.value)
+
+
 def test_an_empty_variable_means_not_set(monkeypatch: pytest.MonkeyPatch) -> None:
     """``BANK_PATH=`` (or compose's ``${BANK_PATH}`` of an unset variable) is the bundled bank, not
     the current folder; the same for every setting."""

@@ -3,6 +3,7 @@ on METRICS_PORT; requests carry initData signed as Telegram signs it (bot/core/i
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import time
@@ -287,7 +288,7 @@ def test_dev_mode_signs_a_test_user_only_when_asked(
     own_fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     port = free_port()
-    env = {"METRICS_PORT": str(port), "WEBAPP_DEV": "1", "ADMIN_IDS": "4242,777"}
+    env = {"METRICS_PORT": str(port), "WEBAPP_DEV": "1", "ADMIN_IDS": "4242,777", "WEBHOOK_LISTEN": "0.0.0.0"}
     process = InProcessBot(own_fake, tmp_path_factory.mktemp("webapp-dev"), env).start()
     try:
         status, data = call(port, "/app/api/dev-init")
@@ -296,6 +297,45 @@ def test_dev_mode_signs_a_test_user_only_when_asked(
         assert user is not None and user.id == 777  # the first of ADMIN_IDS
         status, me = call(port, "/app/api/me", data["init_data"])
         assert status == 200 and me["first_name"] == "Dev"
+        # another machine cannot even connect: the server listens on loopback only
+        assert f"HTTP server on 127.0.0.1:{port}" in process.log() and "listens on 127.0.0.1 only" in process.log()
     finally:
         assert process.stop() == 0
     assert "WEBAPP_DEV=1" in process.log()  # a warning at start: never on a public server
+
+
+@pytest.mark.parametrize(
+    ("peer", "served"), [("127.0.0.1", True), ("::1", True), ("10.1.2.3", False), ("8.8.8.8", False)]
+)
+def test_dev_init_answers_only_this_machine(peer: str, served: bool) -> None:
+    """The peer address decides; a forwarded header naming loopback does not."""
+    from unittest import mock
+
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    from bot.tg.webapp import MiniApp, is_loopback
+
+    assert is_loopback(peer) is served
+    transport = mock.Mock()
+    transport.get_extra_info.side_effect = lambda name, default=None: (peer, 4242) if name == "peername" else default
+    request = make_mocked_request(
+        "GET",
+        "/app/api/dev-init",
+        headers={"X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1"},
+        transport=transport,
+    )
+    app = mock.Mock()
+    app.bot.token = TOKEN
+    services = mock.Mock()
+    services.settings.webapp_dev = True
+    services.settings.admin_ids = [777]
+    services.settings.default_language = "ru"
+    services.clock.return_value.timestamp.return_value = time.time()
+    mini = object.__new__(MiniApp)
+    mini.app, mini.services = app, services
+    if served:
+        assert asyncio.run(mini.dev_init(request)).status == 200
+    else:
+        with pytest.raises(web.HTTPNotFound):
+            asyncio.run(mini.dev_init(request))

@@ -91,9 +91,14 @@ class WebServer:
     async def start(self) -> None:
         self._runner = web.AppRunner(self.build(), access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.listen, self.port)
+        listen = self.listen
+        if self.services.settings.webapp_dev:  # dev mode signs logins: this machine only
+            listen = "127.0.0.1"
+        site = web.TCPSite(self._runner, listen, self.port)
         await site.start()
-        log.info("HTTP server on %s:%s (webhook: %s)", self.listen, self.port, bool(self.webhook_path))
+        log.info("HTTP server on %s:%s (webhook: %s)", listen, self.port, bool(self.webhook_path))
+        if listen != self.listen:
+            log.warning("WEBAPP_DEV=1: the HTTP server listens on 127.0.0.1 only (not %s)", self.listen)
 
     async def stop(self) -> None:
         self.accepting = False

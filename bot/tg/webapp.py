@@ -10,6 +10,7 @@ string says. A missing, tampered or stale signature gets 401. The handlers parse
 from __future__ import annotations
 
 import gzip
+import ipaddress
 import json
 import logging
 import time
@@ -87,6 +88,14 @@ def _error(request: web.Request, status: int, code: str) -> web.Response:
 Handler = Callable[[web.Request, WebAppUser, Viewer], Awaitable[web.Response]]
 
 
+def is_loopback(address: str | None) -> bool:
+    """Whether a peer address is this machine (127.0.0.0/8, ::1)."""
+    try:
+        return address is not None and ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
 class MiniApp:
     """Routes of the Mini App, added to the bot's HTTP server (:class:`bot.tg.web.WebServer`)."""
 
@@ -140,10 +149,11 @@ class MiniApp:
         return web.Response(body=body, content_type=asset.content_type, charset="utf-8", headers=headers)
 
     async def dev_init(self, request: web.Request) -> web.Response:
-        """WEBAPP_DEV=1 only (local development without Telegram): initData signed here for a test
-        user (the first of ADMIN_IDS, else user 1). Otherwise there is no such page."""
+        """WEBAPP_DEV=1 only (local development without Telegram), and only to a peer on this machine:
+        initData signed here for a test user (the first of ADMIN_IDS, else user 1). Otherwise there is
+        no such page."""
         settings = self.services.settings
-        if not settings.webapp_dev:
+        if not settings.webapp_dev or not is_loopback(request.remote):  # the peer, never a forwarded header
             raise web.HTTPNotFound()
         user_id = min(settings.admin_ids) if settings.admin_ids else 1
         user = {"id": user_id, "first_name": "Dev", "language_code": settings.default_language}
