@@ -93,6 +93,10 @@ def test_inline_mode_shares_questions_into_any_chat(fake: FakeTelegram, bot: Bot
     fake.wait_for(lambda: more in fake.inline_answers, 10)
     second = fake.inline_answers[more]["results"]
     assert second and not {r["id"] for r in second} & {r["id"] for r in first["results"]}
+    for odd in ("²", "-5", "1e3", "９", "99999999999999999999"):  # not ASCII digits: the first page
+        again = user.inline_query("", offset=odd)
+        fake.wait_for(lambda q=again: q in fake.inline_answers, 10, what=f"the answer to offset {odd!r}")
+        assert [r["id"] for r in fake.inline_answers[again]["results"]] == [r["id"] for r in first["results"]]
 
     en = fake.user(uid + 1, language_code="en")
     english = en.inline_query("kv cache")

@@ -29,7 +29,9 @@ async def on_inline_query(update: Update, context: Ctx) -> None:
     s = context.services
     chosen = await user_data.language(s.db, user_id=query.from_user.id)
     lang = chosen or language_from_telegram(query.from_user.language_code, s.settings.default_language)
-    offset = int(query.offset) if query.offset.isdigit() else 0
+    raw = query.offset
+    # only ASCII digits, and a sane page: "²".isdigit() is True, and a client may send anything
+    offset = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else 0
     page = asking.search_page(s.catalog, query.query.strip()[:MAX_QUERY], offset=offset, size=PAGE)
     results = [_result(q, s.catalog.bank, lang, context.bot.username) for q in page.questions]
     await query.answer(
