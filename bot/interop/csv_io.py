@@ -168,7 +168,7 @@ def read_csv(path: Path) -> Parsed:
     for row in _rows(reader, path):
         line = start
         start = reader.line_num + 1
-        cells = {c: v.strip() for c, v in zip(columns, row, strict=False) if c in COLUMNS}
+        cells = {c: unguard(v).strip() for c, v in zip(columns, row, strict=False) if c in COLUMNS}
         if not any(cells.values()):
             continue
         extra = [v for v in row[len(columns) :] if v.strip()]
@@ -260,7 +260,26 @@ def _row_item(cells: dict[str, str], source: str, line: int, parsed: Parsed) -> 
 # Export --------------------------------------------------------------------------------------
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): the export
+# writes such a cell with a leading apostrophe, which spreadsheets show as text, and the import drops it.
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def guard(cell: str) -> str:
+    """A cell a spreadsheet will not run as a formula: ``'`` before a leading = + - @ tab or CR."""
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell
+
+
+def unguard(cell: str) -> str:
+    """The cell as it was before :func:`guard` (a cell of our own export read back)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+
+
 def question_row(q: Question) -> list[str]:
+    return [guard(cell) for cell in _cells(q)]
+
+
+def _cells(q: Question) -> list[str]:
     return [
         q.id,
         q.topic,
