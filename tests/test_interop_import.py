@@ -389,3 +389,31 @@ def test_csv_with_an_unclosed_quote_is_refused_at_its_line(tmp_path: Path, capsy
     assert code == 1
     assert "q.csv:3" in stderr and "never closed" in stderr
     assert not (tmp_path / "q.yaml").exists()
+
+
+def test_a_hostile_vault_leaks_no_file_and_expands_no_yaml_bomb(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A symlink to a file outside the vault is named and not read; front matter with YAML anchors and
+    aliases (a "billion laughs") is ignored instead of expanded; an oversized note is left out."""
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Секреты\n\n- Какой пароль от прода?\n  - hunter2-top-secret\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ok.md").write_text(
+        "# Общее\n\n- Что такое dropout?\n  - Случайно зануляет активации.\n", encoding="utf-8"
+    )
+    (vault / "leak.md").symlink_to(secret)
+    laughs = ["---", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    laughs += [f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)]
+    laughs += ["---", "# Бомба", "", "- Что такое батч?", "  - Порция примеров."]
+    (vault / "bomb.md").write_text("\n".join(laughs) + "\n", encoding="utf-8")
+    (vault / "huge.md").write_text("# Огромная\n\n" + "- Вопрос?\n  - Ответ.\n" * 150_000, encoding="utf-8")
+    out = tmp_path / "bank.yaml"
+    code, stdout, stderr = run(capsys, "import", vault, "--out", out, "--bank", "none")
+    assert code == 0, stderr
+    text = out.read_text(encoding="utf-8")
+    assert "hunter2" not in text and "пароль" not in text
+    assert "leak.md" in stdout and "outside the folder" in stdout
+    assert "huge.md" in stdout and "larger than 2 MB" in stdout
+    assert "Что такое батч?" in text and "Что такое dropout?" in text

@@ -80,12 +80,22 @@ def _frontmatter(lines: list[str]) -> tuple[dict[str, object], int]:
         return {}, 0
     for i in range(1, min(len(lines), 200)):
         if lines[i].strip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
             try:
-                meta = yaml.safe_load("\n".join(lines[1:i]))
+                meta = None if _has_aliases(block) else yaml.safe_load(block)
             except yaml.YAMLError:
                 meta = None
             return (meta if isinstance(meta, dict) else {}), i + 1
     return {}, 0
+
+
+def _has_aliases(block: str) -> bool:
+    """Whether YAML uses anchors or aliases (a "billion laughs" expands a few lines into gigabytes):
+    front matter never needs them, so such front matter is ignored."""
+    try:
+        return any(isinstance(t, yaml.AnchorToken | yaml.AliasToken) for t in yaml.scan(block))
+    except yaml.YAMLError:
+        return True
 
 
 def _tokenize(lines: list[str], start: int, chrome: Callable[[str], None]) -> list[_Line]:
@@ -356,6 +366,9 @@ def _render_answer(lines: list[_Line], base: int) -> str:
     return "\n".join(out).strip("\n")
 
 
+MAX_NOTE_BYTES = 2_000_000  # a note, not a dump: larger files are named and left out
+
+
 def note_files(root: Path) -> list[Path]:
     """Notes under a folder (hidden folders such as .obsidian skipped), in a stable order."""
     if root.is_file():
@@ -373,9 +386,16 @@ def note_files(root: Path) -> list[Path]:
 def read_notes(root: Path, *, keep_list_numbers: bool = False) -> Parsed:
     """Parse a note or a folder of notes."""
     parsed = Parsed(kind="notes")
+    inside = (root if root.is_dir() else root.parent).resolve()
     for path in note_files(root):
         source = path.name if root.is_file() else path.relative_to(root).as_posix()
+        if not root.is_file() and not path.resolve().is_relative_to(inside):
+            parsed.skipped.append(Skip(source, "", "a link to a file outside the folder, not read"))
+            continue
         try:
+            if path.stat().st_size > MAX_NOTE_BYTES:
+                parsed.skipped.append(Skip(source, "", f"larger than {MAX_NOTE_BYTES // 1_000_000} MB, not read"))
+                continue
             text = path.read_text(encoding="utf-8-sig")
         except (UnicodeDecodeError, OSError) as exc:
             parsed.skipped.append(Skip(source, "", f"cannot read: {exc}"))
