@@ -137,6 +137,8 @@ class FakeOpenAI(LocalServer):
                     time.sleep(fake.delay)
                 content = json.dumps(fake.reply(body), ensure_ascii=False)
                 if mode == "fenced":
+                    content = f"```json\n{content}\n```"
+                elif mode == "chatty":  # text around the JSON: rejected, never searched
                     content = f"Вот оценка:\n```json\n{content}\n```\nУдачи!"
                 elif mode == "malformed":
                     content = "Оценка: 80 из 100, всё хорошо, {score: eighty"

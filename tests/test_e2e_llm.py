@@ -73,7 +73,8 @@ def test_mock_interview_asks_one_follow_up_per_question_and_reports_it(
     assert "Мок-интервью" in started.text and "вопрос 1/2" in first.text
     user.send("Мой ответ на первый вопрос: объясняю суть своими словами, с примером и цифрами.")
     status, follow = user.expect(2)
-    fake.wait_for(lambda: "Оценка: 82/100" in status.text, 10, what="the verdict")
+    # the offline check finds nothing of the rubric in this answer: the lower grade counts, both shown
+    fake.wait_for(lambda: "экзаменатор поставил 82/100" in status.text, 10, what="the verdict")
     assert "Интервьюер спросил бы дальше" not in status.text  # asked as its own message instead
     assert "Уточняющий вопрос интервьюера:" in follow.text and "А сколько памяти" in follow.text
 
@@ -95,3 +96,46 @@ def test_mock_interview_asks_one_follow_up_per_question_and_reports_it(
     assert "→ Примерно в корень" in report.text and "→ пропущен" in report.text
     # the skipped follow-up did not skip the answered question
     assert "    пропущен" not in report.text
+
+
+def test_forget_leaves_no_row_with_my_id_or_my_words(
+    fake: FakeTelegram, llm_bot: BotProcess, llm: FakeOpenAI, uid: int
+) -> None:
+    """After /forget, walk every table: no row holds the user's id, the answer's words, or the model's
+    quote of them. Usage counters (a user id, a day, a count: no content) may stay, as documented."""
+    import json
+
+    from tests.fake_openai import default_reply
+
+    marker = "фиолетовыйединорог"
+    answer = f"Активации не храним, а пересчитываем на backward; {marker} платим лишним forward."
+
+    def quoting(body: dict) -> dict:  # type: ignore[type-arg]
+        sent = json.loads(body["messages"][-1]["content"])["candidate_answer"]
+        return {**default_reply(body), "errors": [{"claim": sent[:120], "correction": "Не так."}]}
+
+    llm.mode, llm.reply = "ok", quoting
+    try:
+        user = fake.user(uid)
+        user.send("/q 463")
+        user.expect()
+        user.send(answer)
+        (status,) = user.expect()
+        fake.wait_for(lambda: "Оценка:" in status.text, 10, what="the verdict")
+        assert llm_bot.rows("select count(*) from llm_grades where result like ?", f"%{marker}%") == [(1,)]
+        user.send("/forget")
+        (prompt,) = user.expect()
+        user.press(prompt, prompt.button("Да, удалить всё"))
+        fake.wait_for(lambda: any("Готово. Удалено" in m.text for m in fake.messages(uid)), 5)
+    finally:
+        llm.reply = default_reply
+    kept = {"llm_usage", "stt_usage"}  # a user id, a day and a count
+    tables = [name for (name,) in llm_bot.rows("select name from sqlite_master where type = 'table'")]
+    assert "llm_grades" in tables and "disputes" in tables
+    for table in tables:
+        columns = [row[1] for row in llm_bot.rows(f"pragma table_info({table})")]
+        for row in llm_bot.rows(f"select * from {table}"):
+            text = json.dumps(row, ensure_ascii=False, default=str)
+            assert marker not in text, (table, row)
+            if table not in kept and table != "inbox":
+                assert uid not in row, (table, dict(zip(columns, row, strict=True)))

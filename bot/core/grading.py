@@ -136,6 +136,7 @@ class Grade:
     feedback: str = ""
     follow_up: str = ""
     backend: str = "keywords"
+    disagreement: int | None = None  # the LLM examiner's own score where the offline grade was lower
     # The sentence of the answer behind each charge (same order as misconceptions / contradicted), and
     # the misconceptions the grader is unsure of: (index, sentence), asked about, not charged.
     evidence: tuple[str, ...] = ()

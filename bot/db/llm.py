@@ -15,10 +15,10 @@ async def cached_grade(session: AsyncSession, key: str) -> str | None:
     return row.result if row else None
 
 
-async def store_grade(session: AsyncSession, key: str, result: str, now: datetime) -> None:
-    """Keep a grade (the first one stored under ``key`` stays)."""
+async def store_grade(session: AsyncSession, key: str, result: str, now: datetime, user_id: int | None = None) -> None:
+    """Keep a grade (the first one stored under ``key`` stays), with the user it was for (/forget)."""
     if await session.get(LLMGrade, key) is None:
-        session.add(LLMGrade(key=key, result=result, created_at=now))
+        session.add(LLMGrade(key=key, result=result, created_at=now, user_id=user_id))
 
 
 async def take_quota(session: AsyncSession, user_id: int, day: str, limit: int) -> bool:

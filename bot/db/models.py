@@ -387,13 +387,15 @@ class InboxUpdate(Base):
 
 
 class LLMGrade(Base):
-    """A cached LLM examiner result, by (question id, hash of the answer text, prompt version)."""
+    """A cached LLM examiner result, by (user, question id, hash of the answer text, prompt version).
+    The model's reply may quote the answer: ``user_id`` lets /forget delete it."""
 
     __tablename__ = "llm_grades"
 
     key: Mapped[str] = mapped_column(BoundedString(64), primary_key=True)
     result: Mapped[str] = mapped_column(SafeText)  # the parsed grade as JSON
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    user_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
 
 
 class LLMUsage(Base):

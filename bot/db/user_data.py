@@ -23,6 +23,7 @@ from bot.db.models import (
     Dispute,
     Interview,
     InterviewItem,
+    LLMGrade,
     Poll,
     PollAnswer,
     ProgressDigest,
@@ -128,6 +129,7 @@ async def forget_user(session: AsyncSession, user_id: int) -> UserData:
     there stay too, without the asker's id. Returns what was deleted."""
     before = await stored_data(session, user_id)
     await _deleted(session, delete(Dispute).where(Dispute.user_id == user_id))  # they quote the answers
+    await _deleted(session, delete(LLMGrade).where(LLMGrade.user_id == user_id))  # the model may quote them
     answers = await _deleted(session, delete(Answer).where(Answer.user_id == user_id))
     reveals = await _deleted(session, delete(Reveal).where(Reveal.user_id == user_id))
     cards = await _deleted(session, delete(Card).where(Card.user_id == user_id))

@@ -101,6 +101,8 @@ def feedback_lines(
         lines.append(Line(grade.feedback, "text"))
     if grade.follow_up:
         lines.append(Line(t(lang, "practice.follow_up", question=grade.follow_up), "note"))
+    if grade.disagreement is not None:
+        lines.append(Line(t(lang, "practice.disagreement", llm=grade.disagreement, score=grade.percent), "note"))
     if fallback:
         lines.append(Line(t(lang, "practice.fallback", reason=t(lang, f"practice.fallback_{fallback}")), "note"))
     return lines

@@ -358,8 +358,10 @@ def feedback_view(
     (``answer_id``), and the self-assessment buttons (``answerer``: a group's answer; ``rate``:
     False once the user has rated themselves)."""
     lines = [head]
-    for line in feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed):
-        text = escape(line.text)
+    found = feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed)
+    fitted = _fit([line.text for line in found], TELEGRAM_TEXT_LIMIT - len(head) - 200)
+    for line, raw in zip(found, fitted, strict=True):
+        text = escape(raw)
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
     rows = dispute_rows(grade, lang, answer_id)
     if rate:
@@ -376,6 +378,20 @@ def feedback_view(
     if tail:
         rows.append(tail)
     return View("\n".join(lines), InlineKeyboardMarkup(rows))
+
+
+def _fit(texts: list[str], budget: int) -> list[str]:
+    """Lines cut, longest first, until they fit ``budget`` characters (escaping may add some: the
+    caller leaves room), so the verdict always arrives in one message."""
+    out = list(texts)
+    while sum(len(x) + 1 for x in out) > budget and out:
+        i = max(range(len(out)), key=lambda k: len(out[k]))
+        excess = sum(len(x) + 1 for x in out) - budget
+        keep = max(40, len(out[i]) - excess - 1)
+        if keep >= len(out[i]):
+            break
+        out[i] = out[i][:keep].rstrip() + "…"
+    return out
 
 
 def dispute_rows(grade: Grade, lang: str, answer_id: int | None) -> list[list[InlineKeyboardButton]]:
