@@ -89,6 +89,7 @@ def setup_logging(
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aiosqlite").setLevel(logging.INFO)  # at DEBUG it logs every cursor call
     logging.getLogger("pymorphy3").setLevel(logging.WARNING)  # "Loading dictionaries ..." at start
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # a line per step: bot.db.engine logs one summary
     ptb_request = logging.getLogger("telegram.request.BaseRequest")
     if not any(isinstance(f, _NonJsonReply) for f in ptb_request.filters):
         ptb_request.addFilter(_NonJsonReply())

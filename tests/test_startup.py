@@ -65,6 +65,16 @@ def test_a_token_the_bot_api_rejects_is_one_line(own_fake: FakeTelegram, tmp_pat
     assert "A" * 35 not in result.stdout + result.stderr
 
 
+def test_a_first_start_with_a_bad_token_prints_at_most_three_lines(own_fake: FakeTelegram, tmp_path: Path) -> None:
+    """A new database (every migration runs) and a rejected token, at the default log level: the
+    schema is one summary line, then the error (Alembic logged a line per step: 12 lines in all)."""
+    result = run_bot(tmp_path, {"BOT_TOKEN": "123456:" + "B" * 35, "TELEGRAM_API_URL": own_fake.url})
+    assert_one_clean_line(result, "BOT_TOKEN", "401")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) <= 3, lines
+    assert any("database schema created" in line for line in lines), lines
+
+
 def test_an_api_url_that_answers_404_is_one_line(own_fake: FakeTelegram, tmp_path: Path) -> None:
     result = run_bot(tmp_path, {"TELEGRAM_API_URL": own_fake.url + "/nothing-here"})
     assert_one_clean_line(result, "TELEGRAM_API_URL", "404")

@@ -11,6 +11,7 @@ PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the
 from __future__ import annotations
 
 import asyncio
+import logging
 import contextlib
 import sqlite3
 import time
@@ -21,6 +22,7 @@ from typing import Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from alembic import command
+from alembic.runtime.migration import MigrationContext
 from alembic.config import Config
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -37,6 +39,7 @@ from bot.config import async_database_url
 from bot.db import inline_sqlite
 from bot.db.inline_session import InlineSession, begin_on
 
+log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
 # SQLite runs on the event-loop thread (bot.db.inline_sqlite): SQLite's own wait would stall every
@@ -284,9 +287,14 @@ def alembic_config() -> Config:
 
 
 def _upgrade(connection: Connection) -> None:
+    """Upgrade to head; one log line when the schema changed (Alembic's own, one per step, are capped)."""
     cfg = alembic_config()
     cfg.attributes["connection"] = connection
+    before = MigrationContext.configure(connection).get_current_revision()
     command.upgrade(cfg, "head")
+    after = MigrationContext.configure(connection).get_current_revision()
+    if after != before:
+        log.info("database schema %s: %s → %s", "created" if before is None else "upgraded", before or "empty", after)
 
 
 def migrate_sync(url: str) -> None:
