@@ -11,8 +11,8 @@ PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the
 from __future__ import annotations
 
 import asyncio
-import logging
 import contextlib
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,8 +22,8 @@ from typing import Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from alembic import command
-from alembic.runtime.migration import MigrationContext
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
