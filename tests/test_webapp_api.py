@@ -339,3 +339,28 @@ def test_dev_init_answers_only_this_machine(peer: str, served: bool) -> None:
     else:
         with pytest.raises(web.HTTPNotFound):
             asyncio.run(mini.dev_init(request))
+
+
+def test_a_member_who_left_loses_the_board_within_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unittest import mock
+
+    from bot.tg import webapp as webapp_module
+    from bot.tg.webapp import MiniApp
+
+    status = {"now": "member"}
+    app = mock.Mock()
+
+    async def get_chat_member(chat_id: int, user_id: int) -> object:
+        return mock.Mock(status=status["now"])
+
+    app.bot.get_chat_member = get_chat_member
+    mini = object.__new__(MiniApp)
+    mini.app, mini._members = app, {}
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(webapp_module.time, "monotonic", lambda: clock["t"])
+    assert asyncio.run(mini._is_member(-100, 5)) is True
+    status["now"] = "left"
+    clock["t"] += 30
+    assert asyncio.run(mini._is_member(-100, 5)) is True  # trusted for a short while
+    clock["t"] += 31
+    assert asyncio.run(mini._is_member(-100, 5)) is False  # 61 s after: asked again, gone

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 STATIC = {"": ("index.html", "text/html"), "app.js": ("app.js", "text/javascript"), "app.css": ("app.css", "text/css")}
 MAX_QUERY = 200
 MEMBER_STATUSES = ("creator", "administrator", "member", "restricted")
-MEMBERSHIP_TTL = 600.0  # seconds a membership is trusted; a refusal only 60 (someone may just have joined)
+MEMBERSHIP_TTL = 60.0  # seconds a membership (or a refusal) is trusted: who left sees the board at most a minute more
 # The page runs its own script and Telegram's; the bank's HTML it shows can run nothing.
 CSP = (
     "default-src 'self'; script-src 'self' https://telegram.org; style-src 'self' 'unsafe-inline'; "
@@ -311,7 +311,7 @@ class MiniApp:
     async def _is_member(self, chat_id: int, user_id: int) -> bool:
         key, now = (chat_id, user_id), time.monotonic()
         cached = self._members.get(key)
-        if cached is not None and now - cached[1] < (MEMBERSHIP_TTL if cached[0] else 60.0):
+        if cached is not None and now - cached[1] < MEMBERSHIP_TTL:
             return cached[0]
         try:
             member = await self.app.bot.get_chat_member(chat_id, user_id)
