@@ -109,7 +109,8 @@ class FakeSTT(LocalServer):
                 fake.requests.append({"path": self.path, "headers": dict(self.headers), "fields": summary})
                 if problem:
                     fake.errors.append(problem)
-                    self._send(400, {"error": {"message": problem}})
+                    status = 401 if "Authorization" in problem else 400  # as OpenAI answers a wrong key
+                    self._send(status, {"error": {"message": problem}})
                     return
                 if fake.mode == "500":
                     self._send(500, {"error": {"message": "internal error"}})

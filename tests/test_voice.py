@@ -129,7 +129,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def test_limits_and_the_daily_count(db: Database) -> None:
     backend = Scripted()
-    voice = VoiceAnswers(db, backend, max_seconds=60, daily_limit=2, timeout=0.3)
+    voice = VoiceAnswers(db, backend, max_seconds=60, daily_limit=3, timeout=0.3)
     short = Audio("f1", 10, 1000)
     assert voice.refusal(Audio("f", 61, 10)) == Refusal.TOO_LONG
     assert voice.refusal(Audio("f", 5, TELEGRAM_DOWNLOAD_LIMIT + 1)) == Refusal.TOO_BIG
@@ -139,12 +139,40 @@ def test_limits_and_the_daily_count(db: Database) -> None:
     assert _run(voice, short) == "refused: timeout" and _used(db) == 1
     backend.delay, backend.error = 0.0, SttError(Refusal.FAILED)
     assert _run(voice, short) == "refused: failed" and _used(db) == 1
-    assert _run(voice, short, data=bytes(TELEGRAM_DOWNLOAD_LIMIT + 1)) == "refused: too_big" and _used(db) == 1
-    backend.error, backend.text = None, " … "
-    assert _run(voice, short) == "refused: empty" and _used(db) == 2  # silence was transcribed: counted
+    backend.error = None
+    # the user's own file: bigger than it said, counted (a failure on the service's side is not)
+    assert _run(voice, short, data=b"OggS" + bytes(TELEGRAM_DOWNLOAD_LIMIT)) == "refused: too_big" and _used(db) == 2
+    backend.text = " … "
+    assert _run(voice, short) == "refused: empty" and _used(db) == 3  # silence was transcribed: counted
     calls = backend.calls
     assert _run(voice, short) == "refused: daily_limit" and backend.calls == calls
     assert _run(voice, short, user_id=2) == "refused: empty"  # per user
+
+
+def _ogg(seconds: float, pre_skip: int = 312) -> bytes:
+    """The bytes of an Ogg Opus file that the duration check reads: its head and a last page whose
+    granule position says ``seconds`` (48 kHz)."""
+    head = b"OggS\x00\x02" + bytes(8) + bytes(12) + b"OpusHead\x01\x01" + pre_skip.to_bytes(2, "little") + bytes(20)
+    last = b"OggS\x00\x04" + (int(seconds * 48_000) + pre_skip).to_bytes(8, "little") + bytes(20)
+    return head + bytes(1000) + last
+
+
+def test_the_file_itself_is_measured_and_garbage_is_counted(db: Database) -> None:
+    """A voice that says it lasts 1 s (or −5 s) but holds 200 s is refused as too long; a file that is
+    not audio is refused without being uploaded; both count toward the daily limit."""
+    from bot.services.voice import looks_like_audio, ogg_seconds
+
+    assert ogg_seconds(_ogg(200.0)) == pytest.approx(200.0) and ogg_seconds(b"OggS") is None
+    assert looks_like_audio(_ogg(1)) and not looks_like_audio(bytes(1000)) and not looks_like_audio(b"%PDF-1.7")
+    backend = Scripted()
+    voice = VoiceAnswers(db, backend, max_seconds=60, daily_limit=5, timeout=1)
+    assert _run(voice, Audio("f", 1, 10_000), data=_ogg(200.0)) == "refused: too_long"
+    assert _run(voice, Audio("f", -5, 10_000), data=_ogg(200.0)) == "refused: too_long"
+    assert _run(voice, Audio("f", 3, 10_000), data=b"\x00garbage" * 1000) == "refused: unreadable"
+    assert backend.calls == 0 and _used(db) == 3  # nothing was sent to the service; all three counted
+    assert _run(voice, Audio("f", 3, 10_000), data=_ogg(3.0)) == "Ответ голосом." and backend.calls == 1
+    backend.error = SttError(Refusal.UNREADABLE, "HTTP 400")  # the service cannot decode it: the user's file
+    assert _run(voice, Audio("f", 3, 10_000), data=_ogg(3.0)) == "refused: unreadable" and _used(db) == 5
 
 
 def test_a_transcription_cut_off_at_shutdown_is_not_counted(db: Database) -> None:

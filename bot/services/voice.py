@@ -20,12 +20,13 @@ import asyncio
 import io
 import logging
 import re
+import shutil
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import httpx
 
@@ -48,12 +49,19 @@ class Refusal(StrEnum):
     TIMEOUT = "timeout"
     FAILED = "failed"
     EMPTY = "empty"
+    UNREADABLE = "unreadable"  # the file is not audio the service can read
+
+
+# Failures caused by the user's own file: they count toward STT_DAILY_LIMIT (a failure on the service's
+# side does not), so a flood of garbage files is limited like real answers.
+USERS_FAULT: Final = frozenset({Refusal.TOO_BIG, Refusal.TOO_LONG, Refusal.EMPTY, Refusal.UNREADABLE})
 
 
 class SttError(Exception):
-    def __init__(self, reason: Refusal, detail: str = "") -> None:
+    def __init__(self, reason: Refusal, detail: str = "", *, seconds: float | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else str(reason))
         self.reason = reason
+        self.seconds = seconds  # the duration measured in the audio (TOO_LONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +114,8 @@ class OpenAITranscriber:
             raise SttError(Refusal.TIMEOUT) from None
         except httpx.HTTPError as exc:
             raise SttError(Refusal.FAILED, type(exc).__name__) from None
+        if response.status_code in (400, 413, 415, 422):  # the service says the file is not audio it reads
+            raise SttError(Refusal.UNREADABLE, f"HTTP {response.status_code}")
         if response.status_code >= 400:
             raise SttError(Refusal.FAILED, f"HTTP {response.status_code}")
         try:
@@ -229,8 +239,7 @@ class VoiceAnswers:
                 raise SttError(Refusal.DAILY_LIMIT)
         try:
             data = await download()
-            if len(data) > TELEGRAM_DOWNLOAD_LIMIT:
-                raise SttError(Refusal.TOO_BIG)
+            await self._check_file(data)
             text = await asyncio.wait_for(
                 self.transcriber.transcribe(data, filename=audio.filename, mime=audio.mime, language=language),
                 self.timeout,
@@ -238,8 +247,9 @@ class VoiceAnswers:
         except (SttError, TimeoutError) as exc:
             reason = exc.reason if isinstance(exc, SttError) else Refusal.TIMEOUT
             log.info("voice answer of %.0f s not transcribed: %s", audio.seconds, reason)
-            await self._give_back(user_id, day)
-            raise SttError(reason) from None
+            if reason not in USERS_FAULT:
+                await self._give_back(user_id, day)
+            raise SttError(reason, seconds=exc.seconds if isinstance(exc, SttError) else None) from None
         except asyncio.CancelledError:  # cut off at shutdown: handled again from the inbox after the restart
             await self._give_back(user_id, day)
             raise
@@ -248,6 +258,17 @@ class VoiceAnswers:
             raise SttError(Refusal.EMPTY)
         return Heard(text, self.transcriber.name)
 
+    async def _check_file(self, data: bytes) -> None:
+        """The file itself, not what the client said of it: its size, that it is audio, and its
+        duration read from the audio (the Ogg container's last granule, else ffprobe where present)."""
+        if len(data) > TELEGRAM_DOWNLOAD_LIMIT:
+            raise SttError(Refusal.TOO_BIG)
+        if not looks_like_audio(data):
+            raise SttError(Refusal.UNREADABLE, "not an audio file")
+        seconds = await measured_seconds(data)
+        if seconds is not None and seconds > self.max_seconds:
+            raise SttError(Refusal.TOO_LONG, seconds=seconds)
+
     async def _give_back(self, user_id: int, day: str) -> None:
         async with self.db.write() as session:
             await voice_store.give_back(session, user_id, day)
@@ -255,6 +276,55 @@ class VoiceAnswers:
     def close(self) -> None:
         if self.transcriber is not None:
             self.transcriber.close()
+
+
+# What audio a file starts with: Ogg, MP3 with ID3, WAV, FLAC, WebM/Matroska; MP4 (video notes, m4a)
+# has "ftyp" at byte 4; a bare MP3 or AAC stream starts with a frame sync.
+_AUDIO_MAGIC: Final = (b"OggS", b"ID3", b"RIFF", b"fLaC", b"\x1aE\xdf\xa3")
+
+
+def looks_like_audio(data: bytes) -> bool:
+    if data.startswith(_AUDIO_MAGIC) or data[4:8] == b"ftyp":
+        return True
+    return len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0
+
+
+def ogg_seconds(data: bytes) -> float | None:
+    """The duration of an Ogg Opus or Vorbis file from its last page's granule position."""
+    if not data.startswith(b"OggS"):
+        return None
+    last = data.rfind(b"OggS")
+    if last < 0 or len(data) < last + 14:
+        return None
+    granule = int.from_bytes(data[last + 6 : last + 14], "little", signed=True)
+    head = data[:512]
+    if (at := head.find(b"OpusHead")) >= 0 and len(head) >= at + 12:
+        pre_skip = int.from_bytes(head[at + 10 : at + 12], "little")
+        return max(0.0, (granule - pre_skip) / 48_000) if granule >= 0 else None
+    if (at := head.find(b"\x01vorbis")) >= 0 and len(head) >= at + 16:
+        rate = int.from_bytes(head[at + 12 : at + 16], "little")
+        return granule / rate if rate > 0 and granule >= 0 else None
+    return None
+
+
+async def measured_seconds(data: bytes) -> float | None:
+    """The audio's own duration: Ogg read directly, other containers by ffprobe where it is installed
+    (None when it cannot be told: the client's claim stands, the service's limits apply)."""
+    seconds = ogg_seconds(data)
+    if seconds is not None or data.startswith(b"OggS"):
+        return seconds
+    ffprobe = shutil.which("ffprobe")
+    if ffprobe is None:
+        return None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            ffprobe, "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", "-i", "pipe:0",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(process.communicate(data), 20)
+        return float(out.decode().strip())
+    except (OSError, ValueError, TimeoutError):
+        return None
 
 
 def build_transcriber(settings: Settings) -> Transcriber | None:

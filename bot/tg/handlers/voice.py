@@ -56,9 +56,12 @@ def audio_of(message: Message) -> Audio | None:
     return Audio(media.file_id, _seconds(media.duration), media.file_size, "voice.ogg", media.mime_type or "audio/ogg")
 
 
-def refusal_text(lang: str, reason: Refusal, voice: VoiceAnswers | None, audio: Audio) -> str:
+def refusal_text(
+    lang: str, reason: Refusal, voice: VoiceAnswers | None, audio: Audio, seconds: float | None = None
+) -> str:
+    """``seconds``: the duration measured in the audio, where it was (the client's claim otherwise)."""
     limit = voice.daily_limit if reason == Refusal.DAILY_LIMIT and voice else (voice.max_seconds if voice else 0)
-    return t(lang, f"voice.{reason}", limit=limit, seconds=audio.seconds)
+    return t(lang, f"voice.{reason}", limit=limit, seconds=round(seconds) if seconds is not None else audio.seconds)
 
 
 def transcript_html(text: str, lang: str) -> str:
@@ -138,7 +141,8 @@ async def on_voice(update: Update, context: Ctx) -> None:
                 audio, _downloader(context, audio.file_id), user_id=user.id, language=context.lang, now=s.clock()
             )
     except SttError as exc:
-        await show(update, View(refusal_text(context.lang, exc.reason, s.voice, audio)), status, quote=group)
+        text = refusal_text(context.lang, exc.reason, s.voice, audio, exc.seconds)
+        await show(update, View(text), status, quote=group)
         return
     shown_in = status.message_id if status is not None else None
     voice = answers.Voice(audio.file_id, audio.seconds, heard.backend, shown_in=shown_in)
