@@ -18,6 +18,7 @@ BENCHMARKS = {
     "startup": "process start → first update answered",
     "bankload": "load_bank on a 10,000-question YAML bank: parse vs validation",
     "webapp": "the Mini App's API with 10,000 answers for one user: p50/p95 per endpoint",
+    "csvimport": "interview-bot import of a 1/2/4 MB questions CSV: wall time and peak RSS",
 }
 
 

@@ -89,12 +89,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         importer = Importer(target, topic=args.topic)
         importer.run(parsed)
         nothing_new = target.addition and target.previous is None and importer.is_empty()
+        report = format_report(importer, parsed, verbose=args.verbose)
         if not nothing_new:
-            bank = write_validated(target, importer.render(source.name))
+            text = importer.render(source.name)
+            importer.release()  # the drafts and the parsed rows are done with: validating needs the room
+            parsed.items.clear()
+            bank = write_validated(target, text)
     except (ImportFailed, CsvError) as exc:
         return _fail(str(exc))
     print(f"Import of {source} → {out}: {target.describe()}")
-    for line in format_report(importer, parsed, verbose=args.verbose):
+    for line in report:
         print(line)
     if nothing_new:
         print(f"Nothing new for the bank {target.base_root}: {out} was not written.")

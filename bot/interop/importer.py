@@ -241,6 +241,7 @@ class Importer:
         self.by_number: dict[tuple[str, int], Ref] = {}
         self.by_text: dict[str, Ref] = {}
         self.taken: set[str] = set(self.base.questions) if self.base else set()
+        self._next_number: dict[str, int] = {}  # per topic prefix: the next free "<prefix>-NN" (linear import)
         self.touched: set[str] = set()
         self._pending_terms: list[tuple[QDraft, RawItem]] = []
         self._term_index: list[tuple[str, list[str]]] | None = None
@@ -472,11 +473,14 @@ class Importer:
                 candidate, k = f"{base}-{k}", k + 1
             return candidate
         prefix = topic[:28]
-        pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)$")
-        used = [int(m.group(1)) for qid in self.taken if (m := pattern.match(qid))]
-        k = max(used, default=0) + 1
+        if prefix not in self._next_number:  # once per prefix (a scan per new item made imports quadratic)
+            pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)$")
+            used = (int(m.group(1)) for qid in self.taken if (m := pattern.match(qid)))
+            self._next_number[prefix] = max(used, default=0) + 1
+        k = self._next_number[prefix]
         while f"{prefix}-{k:02d}" in self.taken:
             k += 1
+        self._next_number[prefix] = k + 1
         return f"{prefix}-{k:02d}"
 
     # -- topics ------------------------------------------------------------------------------
@@ -679,6 +683,17 @@ class Importer:
             term.questions = links
             out.append(term)
         return out
+
+    def release(self) -> None:
+        """Drop the drafts and indexes once the YAML is rendered (a large import validates the result
+        next, which needs the memory); the counts stay for the report."""
+        self.held = (len(self.questions), len(self.topics), len(self.terms))
+        self.questions, self.topics, self.terms = {}, {}, {}
+        self.by_number, self.by_text, self._pending_terms, self._term_index = {}, {}, [], None
+
+    def counts(self) -> tuple[int, int, int]:
+        """(questions and tasks, topics, terms) the file holds."""
+        return getattr(self, "held", None) or (len(self.questions), len(self.topics), len(self.terms))
 
     def render(self, source: str) -> str:
         return render_yaml(
@@ -900,8 +915,9 @@ def format_report(imp: Importer, parsed: Parsed, *, verbose: bool = False) -> li
 def format_result(imp: Importer, bank: Bank) -> str:
     s = bank.summary()
     what = "the whole bank" if imp.t.addition else "the file alone"
+    questions, topics, terms = imp.counts()
     return (
         f"Validated OK ({what}): {s['topics']} topics, {s['questions']} questions, {s['tasks']} tasks, "
-        f"{s['terms']} terms. The file holds {len(imp.questions)} question(s) and task(s), "
-        f"{len(imp.topics)} topic(s), {len(imp.terms)} term(s)."
+        f"{s['terms']} terms. The file holds {questions} question(s) and task(s), "
+        f"{topics} topic(s), {terms} term(s)."
     )
