@@ -364,3 +364,29 @@ def test_a_member_who_left_loses_the_board_within_a_minute(monkeypatch: pytest.M
     assert asyncio.run(mini._is_member(-100, 5)) is True  # trusted for a short while
     clock["t"] += 31
     assert asyncio.run(mini._is_member(-100, 5)) is False  # 61 s after: asked again, gone
+
+
+def test_one_users_ask_flood_does_not_slow_anyone_else(app_bot: BotProcess, port: int, fake: FakeTelegram) -> None:
+    """One user presses «Спросить меня в чате» in a loop while Telegram answers their chat with 429s:
+    the app refuses the flood past a few a minute, the 429s hold only that chat, and another user's
+    /help is answered at once."""
+    flooder, bystander = 88_071, 88_072
+    fake.user(flooder).send("/start")
+    fake.user(flooder).expect()
+    other = fake.user(bystander)
+    fake.retry_after(3, chat_id=flooder, times=50)  # every message to the flooder: retry after 3 s
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        flood = [pool.submit(call, port, "/app/api/ask", signed(flooder), body={"question": "q463"}) for _ in range(20)]
+        time.sleep(0.5)  # the first asks are in flight and held
+        started = time.monotonic()
+        other.send("/help")
+        (reply,) = other.expect()
+        waited = time.monotonic() - started
+        results = [f.result(timeout=30) for f in flood]
+    assert waited < 1.0, f"/help took {waited:.2f} s during another user's flood"
+    assert "/q" in reply.text
+    refused = [data for status, data in results if status == 429]
+    assert len(refused) >= 20 - 6 and all(d["error"] == "too_many" for d in refused)
+    fake.faults.clear()

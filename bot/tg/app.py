@@ -525,7 +525,7 @@ def build_application(
         .base_file_url(f"{api}/file/bot")
         .context_types(ContextTypes(context=Ctx))
         .defaults(DEFAULTS)
-        .rate_limiter(BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2))
+        .rate_limiter(BotRateLimiter(group_max_rate=20, group_time_period=60, max_retries=2))
         .concurrent_updates(processor := FairUpdateProcessor(burst=settings.flood_burst))
         .updater(None)  # updates come through the inbox (bot.tg.inbox), stored before confirmed
         .request(AiohttpRequest())  # aiohttp, not PTB's httpx: half the CPU per API call (bot/tg/transport.py)

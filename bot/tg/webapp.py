@@ -36,6 +36,7 @@ from bot.services import webapp as service
 from bot.services.webapp import Viewer
 from bot.tg import delivery
 from bot.tg.context import Services
+from bot.tg.ratelimit import SlidingWindow
 from bot.tg.views import question_view
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 STATIC = {"": ("index.html", "text/html"), "app.js": ("app.js", "text/javascript"), "app.css": ("app.css", "text/css")}
 MAX_QUERY = 200
 MEMBER_STATUSES = ("creator", "administrator", "member", "restricted")
+ASKS_PER_MINUTE = 6  # «Спросить меня в чате» per user: each sends a message
 MEMBERSHIP_TTL = 60.0  # seconds a membership (or a refusal) is trusted: who left sees the board at most a minute more
 # The page runs its own script and Telegram's; the bank's HTML it shows can run nothing.
 CSP = (
@@ -104,6 +106,7 @@ class MiniApp:
         self.services = services
         self.assets = load_assets()
         self._members: dict[tuple[int, int], tuple[bool, float]] = {}
+        self._asks: dict[int, SlidingWindow] = {}  # per user: the Mini App's sends to their chat
         self.progress_cache = service.ProgressCache()
 
     def add_routes(self, web_app: web.Application) -> None:
@@ -278,6 +281,8 @@ class MiniApp:
             return _error(request, 400, "bad_body")
         qid = body.get("question") if isinstance(body, dict) else None
         s = self.services
+        if not self._ask_window(user.id).take():  # each /ask sends a message: a flood is refused here
+            return _error(request, 429, "too_many")
         q = s.catalog.bank.question(qid) if isinstance(qid, str) else None
         if q is None:
             return _error(request, 404, "not_found")
@@ -307,6 +312,14 @@ class MiniApp:
         if group is None or not await self._is_member(chat_id, user.id):
             return None
         return group
+
+    def _ask_window(self, user_id: int) -> SlidingWindow:
+        window = self._asks.get(user_id)
+        if window is None:
+            if len(self._asks) > 10_000:
+                self._asks = {u: w for u, w in self._asks.items() if not w.has_capacity(w.max_rate)}
+            window = self._asks[user_id] = SlidingWindow(ASKS_PER_MINUTE, 60.0)
+        return window
 
     async def _is_member(self, chat_id: int, user_id: int) -> bool:
         key, now = (chat_id, user_id), time.monotonic()

@@ -224,7 +224,7 @@
         api("ask", { method: "POST", body: JSON.stringify({ question: q.id }) }).then(function (d) {
           askBtn.disabled = false;
           if (d.ok) { toast(t("bank.asked")); if (TG && TG.close && ME && !ME.group) setTimeout(function () { TG.close(); }, 800); }
-          else toast(d.error === "start_bot" ? t("bank.ask_start") : t("bank.ask_failed"));
+          else toast(d.error === "start_bot" ? t("bank.ask_start") : d.error === "too_many" ? t("bank.ask_too_many") : t("bank.ask_failed"));
         }).catch(function () { askBtn.disabled = false; toast(t("bank.ask_failed")); });
       } });
       var out = [h("p", { class: "muted", text: q.topic + " · " + t("bank.difficulty") + " " + "★★★".slice(0, q.difficulty) }),
