@@ -198,7 +198,7 @@ MISCONCEPTION = '{claim: "LoRA учит все веса", correction: "Веса 
         (
             {"misconceptions": f"[{MISCONCEPTION}]"},
             "",
-            "questions.yaml:10: question 'q1': has 1 misconceptions, needs 2 to 5",
+            "questions.yaml:10: question 'q1': has 1 misconceptions, needs 2 to 8",
         ),
         (
             {"misconceptions": f'[{MISCONCEPTION}, {{claim: "x", match: ["y"]}}]'},

@@ -56,7 +56,7 @@ class Recorder(BaseRequest):
 
 def _bot() -> tuple[ExtBot[Any], Recorder]:
     recorder = Recorder()
-    limiter = BotRateLimiter(overall_max_rate=0, group_max_rate=20, group_time_period=60, max_retries=2)
+    limiter = BotRateLimiter(group_max_rate=20, group_time_period=60, max_retries=2)
     return ExtBot(TOKEN, defaults=DEFAULTS, request=recorder, rate_limiter=limiter), recorder
 
 
