@@ -106,6 +106,14 @@ class _PlanRows:
         return iter(self._rows)
 
 
+def _bind_processor(type_: Any, dialect: Dialect) -> Any:
+    return type_.dialect_impl(dialect).bind_processor(dialect)
+
+
+def _result_processor(type_: Any, dialect: Dialect) -> Any:
+    return type_.dialect_impl(dialect).result_processor(dialect, None)
+
+
 class _Plan:
     """A statement compiled once for SQLite: its SQL, the order of its parameters with their
     converters and fixed values, and its result columns with theirs."""
@@ -120,12 +128,12 @@ class _Plan:
         )
         self.sql: str = compiled.string
         names: list[str] = list(compiled.positiontup or ())
-        processors = compiled._bind_processors
-        self.params = [(name, processors.get(name)) for name in names]
+        # the types' own converters, through their public API (what SQLAlchemy's execution would use)
+        self.params = [(name, _bind_processor(compiled.binds[name].type, dialect)) for name in names]
         self.fixed = {name: b.value for name, b in compiled.binds.items() if not b.required}
-        columns = compiled._result_columns
-        self.row = type("Row", (_Row,), {"__slots__": (), "_keys": tuple(c[0] for c in columns)})
-        converters = [c[3]._cached_result_processor(dialect, None) for c in columns]
+        exported = list(getattr(statement, "exported_columns", ()))
+        self.row = type("Row", (_Row,), {"__slots__": (), "_keys": tuple(c.key for c in exported)})
+        converters = [_result_processor(c.type, dialect) for c in exported]
         self.converters = converters if any(converters) else None
 
     def run(self, connection: sqlite3.Connection, given: Mapping[str, Any] | None) -> _PlanRows:
