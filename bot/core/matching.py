@@ -281,9 +281,25 @@ class Sentence:
     segments: list[int]  # per word: its segment (what commas, colons and dashes cut) in the sentence
 
 
+_ABBREVIATIONS: Final = (
+    "п.п.", "т.е.", "т.к.", "т.д.", "т.п.", "др.", "см.", "напр.", "ок.", "тыс.", "млн.", "млрд.", "стр.", "рис.",
+    "e.g.", "i.e.", "vs.", "al.", "etc.", "approx.", "cf.",
+)  # fmt: skip
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a text as written (the evidence a charge quotes)."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    """The sentences of a text as written (the evidence a charge quotes); a full stop of an
+    abbreviation («5 п.п. на 50 задачах», "e.g.") does not end one."""
+    out: list[str] = []
+    for piece in _SENTENCE.split(text):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        if out and out[-1].lower().endswith(_ABBREVIATIONS) and not piece.startswith("\n"):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _phrase_words(text: str) -> list[tuple[str, bool]]:
@@ -540,6 +556,8 @@ def _clause_frames(
             after = sep_after
             continue
         if frames.is_verdict(raw):  # «…, но это не так», «… — миф»: what came before is refuted
+            if not words:  # «Миф: X», «Неверно, что X»: what follows is
+                refuting = True
             for j in range(len(words)):
                 if words[j][3] in _OWN:
                     words[j] = (words[j][0], words[j][1], words[j][2], Frame.DISTANCED)
@@ -550,10 +568,10 @@ def _clause_frames(
         framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
         denied = framed or _has_negation(segment)
         frame = Frame.DENIED if denied else Frame.ASSERTED
+        if refuting:  # inside a refuted belief, a negation is part of it («…, что X не нужен»)
+            frame = Frame.DISTANCED
         if frames.opens_refutation(raw, everything):
             refuting = True
-        elif refuting:
-            frame = Frame.DISTANCED
         if compared_before and frames.relative(raw):
             frame = Frame.COMPARED
         if frames.conditional(raw):
