@@ -29,7 +29,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
@@ -174,6 +174,8 @@ class Text:
     sentences: tuple[tuple[Token, ...], ...]
     index: dict[str, list[tuple[int, int]]]
     written: tuple[str, ...] = ()  # each sentence as written (the evidence a charge quotes)
+    # where each phrase word occurs (a bank's phrases share their words: one lookup per word and text)
+    seen: dict[Word, frozenset[tuple[int, int]]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def make(cls, sentences: list[list[Token]], written: tuple[str, ...] = ()) -> Text:
@@ -826,7 +828,10 @@ def _span_at(phrase: Phrase, sentence: Sequence[Token], start: int) -> list[int]
     return span
 
 
-def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:
+def _candidates(word: Word, text: Text) -> frozenset[tuple[int, int]]:
+    cached = text.seen.get(word)
+    if cached is not None:
+        return cached
     found: set[tuple[int, int]] = set()
     for k in word.long:
         found.update(text.index.get(k, ()))
@@ -834,7 +839,8 @@ def _candidates(word: Word, text: Text) -> set[tuple[int, int]]:
         for si, ti in text.index.get(k, ()):
             if k in text.sentences[si][ti].keys:
                 found.add((si, ti))
-    return found
+    frozen = text.seen[word] = frozenset(found)
+    return frozen
 
 
 def find(phrase: Phrase, text: Text) -> Hit:
