@@ -78,7 +78,7 @@ def check(bank: Bank, only: Iterable[str] | None = None) -> list[Problem]:
 
 
 def _charges(q: Question, text: Text, matcher: Matcher, source: str) -> list[Problem]:
-    charged, _, reversed_, _ = find_charges(q, text, matcher)
+    charged, _, reversed_, _ = find_charges(q, text, matcher, coverage=False)
     return [Problem(q.id, "charge", c.index, source, c.sentence) for c in charged] + [
         Problem(q.id, "reversal", c.index, source, c.sentence) for c in reversed_
     ]

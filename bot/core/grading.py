@@ -215,15 +215,19 @@ class Charge:
 
 
 def find_charges(
-    question: Question, text: Text, matcher: Matcher
+    question: Question, text: Text, matcher: Matcher, *, coverage: bool = True
 ) -> tuple[list[Charge], list[Charge], list[Charge], list[int]]:
     """The answer's wrong claims: (misconceptions asserted, misconceptions to ask about, key points
-    asserted reversed, key points covered)."""
+    asserted reversed, key points covered). ``coverage=False``: the charges only (a key point is
+    then looked up as covered only where a reversal would otherwise be charged)."""
     covered: list[int] = []
     reversed_: list[Charge] = []
     for i, kp in enumerate(question.key_points):
-        hit = matcher.best(kp.match, text)
-        if hit is Hit.MATCH or states(matcher.statement(kp.text), text):
+
+        def is_covered(kp: KeyPoint = kp) -> bool:
+            return matcher.best(kp.match, text) is Hit.MATCH or states(matcher.statement(kp.text), text)
+
+        if coverage and is_covered():
             covered.append(i)
             continue
         # a reversal is a claim of two words or more stated the other way round, not a lone word negated
@@ -237,7 +241,7 @@ def find_charges(
             ),
             None,
         )
-        if flip is not None:
+        if flip is not None and (coverage or not is_covered()):
             reversed_.append(Charge(i, quote(text, flip)))
     charged: list[Charge] = []
     unsure: list[Charge] = []

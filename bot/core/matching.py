@@ -929,10 +929,13 @@ def claims(phrase: Phrase, text: Text, spread: int = 0, *, denied: bool = False)
     влияет на качество»)."""
     if not phrase:
         return []
+    heads = _candidates(phrase[0], text)
+    if not heads or not all(_candidates(w, text) for w in phrase[1:]):  # a word the answer never says
+        return []
     allowed = {Frame.ASSERTED, Frame.DENIED} if denied or any(w.neg for w in phrase) else {Frame.ASSERTED}
     width = len(phrase) + SLACK
     out: list[Claim] = []
-    for si, i in sorted(_candidates(phrase[0], text)):
+    for si, i in sorted(heads):
         sentence = text.sentences[si]
         head = sentence[i]
         if head.frame not in allowed:
