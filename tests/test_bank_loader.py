@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bank import BankError, load_bank
+from bot.bank import BankError, default_bank_path, load_bank
 from bot.cli import main
 
 TOPICS = """\
@@ -276,3 +276,38 @@ def test_an_answer_card_over_900_characters_is_named(tmp_path: Path) -> None:
         "questions.yaml:9: question 'q1': the answer is 901 characters; the card holds at most 900 "
         "(move the rest to 'details:')"
     ]
+
+
+def test_a_large_file_parsed_an_entry_at_a_time_reads_and_reports_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files over CHUNKED_CHARS are parsed one entry at a time (a 4 MB import's validation peaked past
+    250 MB): the same bank, the same problems at the same lines, and the whole parse for any other
+    layout."""
+    from bot.bank import loader
+
+    src = default_bank_path() / "questions" / "lora.yaml"
+    good = tmp_path / "good"
+    (good / "questions").mkdir(parents=True)
+    for name in ("topics.yaml", "glossary.yaml"):
+        (good / name).write_text((default_bank_path() / name).read_text(encoding="utf-8"), encoding="utf-8")
+    for extra in (default_bank_path() / "glossary").glob("*.yaml"):
+        (good / "glossary").mkdir(exist_ok=True)
+        (good / "glossary" / extra.name).write_text(extra.read_text(encoding="utf-8"), encoding="utf-8")
+    for other in (default_bank_path() / "questions").glob("*.yaml"):
+        (good / "questions" / other.name).write_text(other.read_text(encoding="utf-8"), encoding="utf-8")
+    whole = load_bank(good)
+    monkeypatch.setattr(loader, "CHUNKED_CHARS", 0)
+    chunked = load_bank(good)
+    assert chunked.questions == whole.questions and chunked.terms == whole.terms
+    assert chunked.questions["lora-10"].where == whole.questions["lora-10"].where
+    text = src.read_text(encoding="utf-8")
+    broken = text.replace("difficulty: 1", "difficulty: 7", 1).replace("    kind: question", "    kind: riddle", 2)
+    (good / "questions" / "lora.yaml").write_text(broken, encoding="utf-8")
+    with pytest.raises(BankError) as in_chunks:
+        load_bank(good)
+    monkeypatch.setattr(loader, "CHUNKED_CHARS", 10**9)
+    with pytest.raises(BankError) as at_once:
+        load_bank(good)
+    assert in_chunks.value.report() == at_once.value.report()
+    assert "lora.yaml:" in in_chunks.value.report()
