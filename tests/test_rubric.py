@@ -3,7 +3,7 @@
 - every question has 2-8 misconceptions and 1-3 core key points;
 - its reference answer covers every key point, reverses none and makes none of its misconceptions;
 - every misconception is detected in its own claim;
-- (tests/test_rubric_consistency.py: no correct text of the bank draws a charge or a reversal);
+- (tests/test_bank_consistency.py: no correct text of the bank draws a charge or a reversal);
 - no key point is covered by more than 10% of the OTHER questions' reference answers (match phrases
   specific to their point, not to the topic).
 """
