@@ -213,7 +213,9 @@ class Settings(BaseSettings):
         token = self.bot_token.get_secret_value().strip()
         head, _, tail = token.partition(":")
         if not head.isdigit() or len(tail) < 20:
-            raise SettingsError("BOT_TOKEN: malformed (expected digits:secret, as @BotFather gives it)")
+            raise SettingsError(
+                "BOT_TOKEN: malformed (expected <digits>:<secret of 20+ characters>, as @BotFather gives it)"
+            )
         return token
 
 

@@ -70,6 +70,29 @@ def count_questions(n: int, lang: str) -> str:
     return f"{n} {plural_ru(n, 'вопрос', 'вопроса', 'вопросов')}"
 
 
+# Russian forms (one, few, many) of the nouns shown with a number, in the case the text needs.
+_RU_FORMS: dict[str, tuple[str, str, str]] = {
+    "questions": ("вопрос", "вопроса", "вопросов"),
+    "tasks": ("практическая задача", "практические задачи", "практических задач"),
+    "topics_dative": ("теме", "темам", "темам"),  # «по 18 темам», «по 1 теме»
+    "terms_genitive": ("термина", "терминов", "терминов"),  # «из 125 терминов», «из 1 термина»
+}
+_EN_FORMS: dict[str, tuple[str, str]] = {
+    "questions": ("question", "questions"),
+    "tasks": ("practice task", "practice tasks"),
+    "topics_dative": ("topic", "topics"),
+    "terms_genitive": ("term", "terms"),
+}
+
+
+def counted(n: int, noun: str, lang: str) -> str:
+    """A number with its noun in the right form: «202 вопроса», «41 практическая задача», "1 topic"."""
+    if lang == "en":
+        one, many = _EN_FORMS[noun]
+        return f"{n} {one if n == 1 else many}"
+    return f"{n} {plural_ru(n, *_RU_FORMS[noun])}"
+
+
 def section(lang: str, key: str) -> dict[str, str]:
     """Every string under ``key`` in ``lang`` (Russian where ``lang`` lacks one), flattened to
     dotted keys: what the Mini App's page shows, handed to it in one piece."""

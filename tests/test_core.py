@@ -103,3 +103,15 @@ def test_splitting_only_when_it_cannot_fit_and_never_inside_a_tag() -> None:
     assert all(m.count("<b>") == m.count("</b>") for m in messages)
     short = pack(render_blocks("один\n\nдва"), 4096)
     assert len(short) == 1
+
+
+def test_numbers_take_the_russian_form_they_need() -> None:
+    from bot.i18n import counted
+
+    assert counted(202, "questions", "ru") == "202 вопроса"
+    assert counted(211, "questions", "ru") == "211 вопросов"
+    assert counted(41, "tasks", "ru") == "41 практическая задача"
+    assert counted(44, "tasks", "ru") == "44 практические задачи"
+    assert counted(18, "topics_dative", "ru") == "18 темам" and counted(21, "topics_dative", "ru") == "21 теме"
+    assert counted(125, "terms_genitive", "ru") == "125 терминов" and counted(1, "terms_genitive", "ru") == "1 термина"
+    assert counted(1, "questions", "en") == "1 question" and counted(41, "tasks", "en") == "41 practice tasks"

@@ -19,7 +19,10 @@ def test_start_shows_welcome_and_menu(fake: FakeTelegram, bot: BotProcess, uid: 
     assert "Привет, Анна" in msg.text
     total, questions, tasks = shipped_counts()
     assert str(total) not in msg.text  # counts are questions and tasks separately
-    assert re.search(rf"\b{questions} вопрос\w* и {tasks} практическ\w+ задач", msg.text), msg.text
+    from bot.i18n import counted
+
+    assert f"{counted(questions, 'questions', 'ru')} и {counted(tasks, 'tasks', 'ru')} по " in msg.text, msg.text
+    assert re.search(r"\b\d+ вопрос\w* и \d+ практическ\w+ задач\w* по \d+ тем\w+", msg.text), msg.text
     assert msg.reply_markup["keyboard"][0][0]["text"] == "🎲 Вопрос"
 
 

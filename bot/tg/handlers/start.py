@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from telegram import (
     BotCommand,
     BotCommandScope,
@@ -14,7 +16,7 @@ from telegram.constants import ChatType
 
 from bot.bank.markdown import escape
 from bot.db.models import AskSource
-from bot.i18n import LANGUAGES, t
+from bot.i18n import LANGUAGES, counted, t
 from bot.services import user_data
 from bot.tg.callbacks import Language
 from bot.tg.common import ask_question, command_args, is_group, reply, reply_text
@@ -59,10 +61,10 @@ async def cmd_start(update: Update, context: Ctx) -> None:
         context.lang,
         "welcome",
         name=escape(user.first_name if user else ""),
-        questions=s["questions"],
-        tasks=s["tasks"],
-        topics=s["topics"],
-        terms=s["terms"],
+        questions=counted(cast(int, s["questions"]), "questions", context.lang),
+        tasks=counted(cast(int, s["tasks"]), "tasks", context.lang),
+        topics=counted(cast(int, s["topics"]), "topics_dative", context.lang),
+        terms=counted(cast(int, s["terms"]), "terms_genitive", context.lang),
     )
     if payload:
         text = t(context.lang, "deep_link_bad") + "\n\n" + text
