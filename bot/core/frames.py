@@ -91,8 +91,8 @@ _BELIEF: Final = frozenset(
         "suppose",
     ]
 )
-# Words that make a belief somebody's mistake, or that mark it as wrong outright.
-_WRONG: Final = frozenset(
+# Words that say outright that a belief is wrong: a refutation opens at them.
+_STRONG: Final = frozenset(
     [
         "миф",
         "мифа",
@@ -105,57 +105,62 @@ _WRONG: Final = frozenset(
         "ошибочное",
         "ошибочная",
         "ошибочный",
-        "путаница",
-        "путаницу",
-        "путают",
-        "путать",
-        "ошибка",
-        "ошибкой",
-        "ошибку",
         "неверно",
-        "неверное",
-        "неверная",
-        "неверный",
-        "неправильно",
-        "неправильное",
         "неправда",
-        "якобы",
-        "будто",
-        "наивно",
-        "наивный",
-        "наивная",
-        "иллюзия",
-        "распространенное",
-        "распространенная",
-        "распространенный",
-        "распространено",
-        "часто",
-        "многие",
-        "некоторые",
-        "новички",
-        "иногда",
-        "раньше",
-        "myth",
-        "myths",
+        "путаница",
         "misconception",
         "misconceptions",
-        "wrongly",
+        "myth",
+        "myths",
         "mistakenly",
-        "mistaken",
-        "mistake",
-        "wrong",
+        "wrongly",
+    ]
+)
+# Words that make a belief somebody's mistake (with a belief verb: «часто думают, что …»).
+_WRONG: Final = _STRONG | frozenset(
+    [
+        "common",
+        "commonly",
         "false",
-        "untrue",
+        "many",
+        "mistake",
+        "mistaken",
         "naive",
         "naively",
         "often",
-        "many",
-        "some",
-        "commonly",
-        "common",
         "popular",
+        "some",
         "tempting",
+        "untrue",
         "used",
+        "wrong",
+        "будто",
+        "иллюзия",
+        "иногда",
+        "многие",
+        "наивная",
+        "наивно",
+        "наивный",
+        "неверная",
+        "неверное",
+        "неверный",
+        "некоторые",
+        "неправильно",
+        "неправильное",
+        "новички",
+        "ошибка",
+        "ошибкой",
+        "ошибку",
+        "путаницу",
+        "путать",
+        "путают",
+        "раньше",
+        "распространенная",
+        "распространенное",
+        "распространенный",
+        "распространено",
+        "часто",
+        "якобы",
     ]
 )
 # A segment that is only a verdict on what came before: «…, но это не так», «… — миф», "that's wrong".
@@ -329,30 +334,6 @@ def compares_from(raw: Sequence[str]) -> int | None:
     return None
 
 
-_STRONG: Final = frozenset(
-    [
-        "миф",
-        "мифа",
-        "мифом",
-        "мифы",
-        "заблуждение",
-        "заблуждения",
-        "заблуждением",
-        "ошибочно",
-        "ошибочное",
-        "ошибочная",
-        "ошибочный",
-        "неверно",
-        "неправда",
-        "путаница",
-        "misconception",
-        "misconceptions",
-        "myth",
-        "myths",
-        "mistakenly",
-        "wrongly",
-    ]
-)
 _WEAK: Final = frozenset(["ошибка", "ошибкой", "ошибку", "неправильно", "wrong", "false", "incorrect", "mistake"])
 _QUALIFIERS: Final = frozenset(
     [

@@ -33,31 +33,28 @@ def charge_lines(q: Question, grade: Grade, lang: str) -> list[Line]:
     """Each charge with the sentence of the answer that made it («Вы написали: «…» — неверно: …»),
     numbered when there are several (the «Это не ошибка (n)» buttons name them); a charge without
     its sentence (the LLM examiner's) names the claim instead."""
-    shown: list[Line] = []
-    several = len(grade.misconceptions) + len(grade.contradicted) > 1
-    number = 0
     evidence = dict(zip(grade.misconceptions, grade.evidence, strict=False))
-    for i in grade.misconceptions:
-        if i >= len(q.misconceptions):
-            continue
-        number += 1
-        n = f"{number}. " if several else ""
-        m = q.misconceptions[i]
-        if i in evidence:
-            shown.append(Line(t(lang, "practice.charged", n=n, sentence=evidence[i], correction=m.correction), "error"))
-        else:
-            shown.append(Line(t(lang, "practice.wrong", claim=m.claim, correction=m.correction), "error"))
     reversal = dict(zip(grade.contradicted, grade.reversal_evidence, strict=False))
+    found: list[tuple[str, dict[str, str]]] = []  # (the line's key, its values) in the shown order
+    for i in grade.misconceptions:
+        if i < len(q.misconceptions):
+            m = q.misconceptions[i]
+            if i in evidence:
+                found.append(("practice.charged", {"sentence": evidence[i], "correction": m.correction}))
+            else:
+                found.append(("practice.wrong", {"claim": m.claim, "correction": m.correction}))
     for i in grade.contradicted:
-        if i >= len(q.key_points):
-            continue
-        number += 1
-        n = f"{number}. " if several else ""
-        point = hint(q.key_points[i])
-        if i in reversal:
-            shown.append(Line(t(lang, "practice.charged_reversed", n=n, sentence=reversal[i], point=point), "error"))
-        else:
-            shown.append(Line(t(lang, "practice.reversed", point=point), "error"))
+        if i < len(q.key_points):
+            point = hint(q.key_points[i])
+            if i in reversal:
+                found.append(("practice.charged_reversed", {"sentence": reversal[i], "point": point}))
+            else:
+                found.append(("practice.reversed", {"point": point}))
+    several = len(found) > 1
+    shown: list[Line] = []
+    for number, (key, values) in enumerate(found, 1):
+        prefix = {"n": f"{number}. " if several else ""} if "sentence" in values else {}
+        shown.append(Line(t(lang, key, **prefix, **values), "error"))
     return shown
 
 
