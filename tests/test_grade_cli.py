@@ -39,7 +39,12 @@ def test_grade_jsonl_prints_one_result_per_answer(tmp_path: Path) -> None:
     assert sorted(good["covered"] + good["missed"]) == list(range(len(good["covered"]) + len(good["missed"])))
 
 
-def test_every_charge_quotes_the_sentence_that_made_it(tmp_path: Path) -> None:
+def test_every_charge_quotes_the_sentence_that_made_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
     wrong = "Checkpointing сохраняет веса модели на диск, чтобы освободить видеопамять."
     refuting = "Часто думают, что checkpointing сохраняет веса модели на диск, но это не так: активации пересчитывают."
     answers = [
@@ -48,25 +53,22 @@ def test_every_charge_quotes_the_sentence_that_made_it(tmp_path: Path) -> None:
     ]
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(a, ensure_ascii=False) for a in answers), encoding="utf-8")
-    run = _run("grade", "--jsonl", str(path), cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    charged, refuted = (json.loads(line) for line in run.stdout.splitlines())
+    assert main(["grade", "--jsonl", str(path)]) == 0
+    charged, refuted = (json.loads(line) for line in capsys.readouterr().out.splitlines())
     assert charged["misconceptions"] and charged["verdict"] == "weak"
     assert charged["evidence"] == [{"misconception": i, "sentence": wrong} for i in charged["misconceptions"]]
     assert refuted["misconceptions"] == [] and refuted["evidence"] == []
 
 
-def test_disputes_lists_and_exports_nothing_on_a_new_database(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/d.db"}
-    run = subprocess.run(
-        [sys.executable, "-m", "bot", "disputes"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
-    )
-    assert run.returncode == 0 and run.stdout.strip() == "no disputes", run.stderr
-    run = subprocess.run(
-        [sys.executable, "-m", "bot", "disputes", "--jsonl", "-"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
-    )  # fmt: skip
-    assert run.returncode == 0 and run.stdout == ""
+def test_disputes_lists_and_exports_nothing_on_a_new_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/d.db")
+    assert main(["disputes"]) == 0 and capsys.readouterr().out.strip() == "no disputes"
+    assert main(["disputes", "--jsonl", "-"]) == 0 and capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize(
