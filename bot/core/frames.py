@@ -163,36 +163,7 @@ _WRONG: Final = _STRONG | frozenset(
         "якобы",
     ]
 )
-# A segment that is only a verdict on what came before: «…, но это не так», «… — миф», "that's wrong".
-_VERDICT: Final = frozenset(
-    [
-        "это",
-        "так",
-        "не",
-        "неверно",
-        "неправда",
-        "миф",
-        "заблуждение",
-        "ошибка",
-        "ошибочно",
-        "неправильно",
-        "совсем",
-        "вовсе",
-        "нет",
-        "that",
-        "this",
-        "is",
-        "s",
-        "not",
-        "true",
-        "wrong",
-        "false",
-        "a",
-        "myth",
-        "misconception",
-        "incorrect",
-    ]
-)
+# The words of a verdict on what came before: «…, но это не так», «… — миф», "that's wrong".
 _VERDICT_CORE: Final = frozenset(
     [
         "неверно",
@@ -208,6 +179,24 @@ _VERDICT_CORE: Final = frozenset(
         "myth",
         "misconception",
         "incorrect",
+    ]
+)
+# A segment made only of these is a verdict (the verdict words, and the words around them).
+_VERDICT: Final = _VERDICT_CORE | frozenset(
+    [
+        "a",
+        "is",
+        "not",
+        "s",
+        "that",
+        "this",
+        "true",
+        "вовсе",
+        "не",
+        "нет",
+        "совсем",
+        "так",
+        "это",
     ]
 )
 # "не значит, что" / "doesn't mean": a denial of what follows.
