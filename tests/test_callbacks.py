@@ -4,6 +4,8 @@ cut keeps the data decodable."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from bot.tg import app, callbacks
@@ -159,7 +161,8 @@ def test_the_64_byte_cut_only_shortens_the_text(
     full = kind.text if isinstance(kind, ConfirmShort) else kind.query
     assert text and full.startswith(text) and len(text) < len(full)
     # everything but the text is kept
-    assert back == type(kind)(*[*kind.parts()[:-1], text])  # type: ignore[arg-type]
+    field = "text" if isinstance(kind, ConfirmShort) else "query"
+    assert back == dataclasses.replace(kind, **{field: text})
     assert back.encode() == wire
 
 
@@ -168,3 +171,38 @@ def test_cut_examples_are_byte_identical_to_the_old_encoder() -> None:
     query = "как работает механизм внимания в трансформерах"
     assert SearchResult("q463", 2, query).encode() == "qs:q463:2:как работает механизм вниман"
     assert SearchPage(1, query).encode() == "s:1:как работает механизм внимания в"
+
+
+def test_a_new_kind_is_declared_by_its_fields_alone() -> None:
+    """A button kind needs no hand-written encoder or parser: its fields' types say it all."""
+
+    @callbacks.button
+    class Sample(ButtonData):
+        OP = "zz"
+        ALSO = ("zZ",)
+        VARIANT = "who"
+        question_id: callbacks.BankId
+        page: callbacks.Small
+        who: callbacks.DbId | None = None
+
+    plain, variant = Sample("q1", 3), Sample("q1", 3, 42)
+    assert (plain.encode(), variant.encode()) == ("zz:q1:3", "zZ:q1:3:42")
+    assert (Sample.parse("zz", "q1:3"), Sample.parse("zZ", "q1:3:42")) == (plain, variant)
+    for forged in ("Q1:3", "q1:03", "q1", "q1:3:42"):  # not a bank id, a leading zero, too few, too many
+        with pytest.raises(callbacks.Malformed):
+            Sample.parse("zz", forged)
+
+
+def test_a_kind_that_cannot_be_read_back_is_refused_when_declared() -> None:
+    with pytest.raises(TypeError, match="annotate"):
+
+        @callbacks.button
+        class Untyped(ButtonData):
+            OP = "zy"
+            page: int
+
+    with pytest.raises(TypeError, match="taken"):
+
+        @callbacks.button
+        class Twin(ButtonData):
+            OP = "a"

@@ -123,17 +123,6 @@ CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
     ]
 )
 
-# Buttons that only show something (their handlers never answer the press with a notice): the
-# press is answered at once, alongside the handler, so the button's spinner stops without waiting
-# for the messages.
-ANSWERED_AT_ONCE: frozenset[type[callbacks.ButtonData]] = frozenset(
-    {
-        callbacks.Reveal, callbacks.Details, callbacks.QuestionTerms, callbacks.Next, callbacks.SearchResult,
-        callbacks.NextSearchResult, callbacks.AskQuestion, callbacks.TermCard, callbacks.GlossaryPage,
-        callbacks.GlossaryTopics, callbacks.GlossaryTopic, callbacks.SearchPage,
-    }
-)  # fmt: skip
-
 COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
     ("start", start.cmd_start),
     ("help", start.cmd_help),
@@ -343,7 +332,7 @@ async def on_callback(update: Update, context: Ctx) -> None:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
         return
     early = None
-    if type(data) in ANSWERED_AT_ONCE:
+    if data.AT_ONCE:  # only shows something: stop the spinner at once, alongside the handler
         early = asyncio.ensure_future(answer_query(update, context))
         await asyncio.sleep(0)  # its request goes out first; the handler's work overlaps the round trip
     try:

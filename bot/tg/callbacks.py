@@ -1,49 +1,57 @@
-"""Inline-button data: one small frozen dataclass per button kind.
+"""Inline-button data: one small frozen dataclass per button kind, declared once.
+
+A kind is declared by its fields alone: each field's type says how it is written into the button's
+data and checked on the way back (``BankId``, ``Small``, ``DbId``, ``Text``, ``Literal[...]``…).
+:func:`button` makes the class a frozen dataclass and registers it: :data:`KINDS` and the decoder
+come from the registrations, and ``AT_ONCE`` (a button that only shows something) tells the router
+to answer the press at once. Which handler a kind goes to is in the table of ``tg/app.py``
+(``CALLBACKS``).
 
 Each kind encodes itself to ``op:arg:arg`` (at most 64 UTF-8 bytes; only a free-text tail is ever
 cut, on a character boundary) and :func:`decode` turns such a string back into the kind, every part
 validated on the way in. The wire format is the one older versions sent, so buttons already in
 chats keep working. Anything that does not parse (old bot versions, forged data) decodes to
-``None`` and the user is told the button is outdated. Which handler a kind goes to is in the table
-of ``tg/app.py`` (``CALLBACKS``).
+``None`` and the user is told the button is outdated.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Sequence
+import types
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeAlias
+from typing import Annotated, ClassVar, Final, Literal, TypeVar, Union, get_args, get_origin
+
+from typing_extensions import dataclass_transform
 
 MAX_BYTES: Final = 64
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # a bank id: question, term, topic
 _SMALL = re.compile(r"0|[1-9][0-9]{0,3}")  # an index or page: 0..9999, no leading zeros
 _NUMBER = re.compile(r"[1-9][0-9]{0,19}")  # a database or Telegram id (positive)
-
-Period = Literal["week", "all"]
-Lang = Literal["ru", "en"]
+_CHARGE = re.compile(r"[mk](?:0|[1-9][0-9]?)")  # m<i>: a misconception, k<i>: a reversed key point
 
 
 class Malformed(ValueError):
     """A part of button data that does not validate."""
 
 
-def _id(part: str) -> str:
-    if not _ID.fullmatch(part):
-        raise Malformed(part)
-    return part
+@dataclass(frozen=True, slots=True)
+class Part:
+    """How one field is read from its part of the data (raising :class:`Malformed`) and written."""
+
+    read: Callable[[str], object]
+    write: Callable[[object], str] = str
 
 
-def _small(part: str) -> int:
-    if not _SMALL.fullmatch(part):
-        raise Malformed(part)
-    return int(part)
+def _pattern(rx: re.Pattern[str], convert: Callable[[str], object] = str) -> Part:
+    def read(part: str) -> object:
+        if not rx.fullmatch(part):
+            raise Malformed(part)
+        return convert(part)
 
-
-def _number(part: str) -> int:
-    if not _NUMBER.fullmatch(part):
-        raise Malformed(part)
-    return int(part)
+    return Part(read)
 
 
 def _text(part: str) -> str:
@@ -52,10 +60,123 @@ def _text(part: str) -> str:
     return part
 
 
-def _fixed(part: str, allowed: Sequence[str]) -> str:
-    if part not in allowed:
+def _maybe_id(part: str) -> str | None:
+    return None if part == "-" else str(_ID_PART.read(part))
+
+
+def _yes_no(part: str) -> bool:
+    if part not in ("yes", "no"):
         raise Malformed(part)
-    return part
+    return part == "yes"
+
+
+_ID_PART: Final = _pattern(_ID)
+BankId = Annotated[str, _ID_PART]  # a question, term or topic id
+MaybeBankId = Annotated[str | None, Part(_maybe_id, lambda v: "-" if v is None else str(v))]  # ``-``: none
+Small = Annotated[int, _pattern(_SMALL, int)]  # an index or a page
+DbId = Annotated[int, _pattern(_NUMBER, int)]  # a database row or a Telegram user
+Text = Annotated[str, Part(_text)]  # free text: only as the last field; may hold ``:``, cut to fit
+ChargeKey = Annotated[str, _pattern(_CHARGE)]
+_YES_NO: Final = Part(_yes_no, lambda v: "yes" if v else "no")
+YesNo = Annotated[bool, _YES_NO]
+Period = Literal["week", "all"]
+Lang = Literal["ru", "en"]
+
+
+def _literal(values: tuple[str, ...], convert: Callable[[str], object] = str) -> Part:
+    def read(part: str) -> object:
+        if part not in values:
+            raise Malformed(part)
+        return convert(part)
+
+    return Part(read)
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    part: Part
+    default: object  # dataclasses.MISSING when required
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    fields: tuple[_Field, ...]
+    variant: _Field | None  # the optional field that selects the second op
+    flag: bool  # the variant is a bool: its op says it, it is not a part
+
+
+_SPECS: dict[type[ButtonData], _Spec] = {}
+
+
+def _part_of(hint: object, where: str) -> Part:
+    if get_origin(hint) in (Union, types.UnionType):  # ``X | None``: an optional variant field
+        hint = next(a for a in get_args(hint) if a is not type(None))
+    if get_origin(hint) is Annotated:
+        meta = [m for m in get_args(hint)[1:] if isinstance(m, Part)]
+        if meta:
+            return meta[0]
+        hint = get_args(hint)[0]
+    if get_origin(hint) is Literal:
+        return _literal(tuple(str(a) for a in get_args(hint)))
+    if hint is bool:  # a variant flag: its op says it
+        return _YES_NO
+    raise TypeError(f"{where}: annotate the field with a part type (BankId, Small, DbId, Text, …)")
+
+
+def _spec(cls: type[ButtonData]) -> _Spec:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    fields = tuple(
+        _Field(f.name, _part_of(hints[f.name], f"{cls.__name__}.{f.name}"), f.default) for f in dataclasses.fields(cls)
+    )
+    variant = next((f for f in fields if f.name == cls.VARIANT), None)
+    if (variant is None) != (not cls.ALSO):
+        raise TypeError(f"{cls.__name__}: a second op (ALSO) needs its VARIANT field, and only then")
+    return _Spec(fields, variant, variant is not None and hints[variant.name] is bool)
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonData:
+    """The data behind one inline button. A kind names its wire ``OP`` and declares its fields
+    (their order is the order of the parts); declare it with :func:`button`."""
+
+    OP: ClassVar[str]
+    # a second op: the kind's ``VARIANT`` field is set (a group's answerer, a report's dispute)
+    ALSO: ClassVar[tuple[str, ...]] = ()
+    VARIANT: ClassVar[str | None] = None
+    AT_ONCE: ClassVar[bool] = False  # only shows something: the press is answered at once
+
+    def op(self) -> str:
+        spec = _SPECS[type(self)]
+        if spec.variant is not None and getattr(self, spec.variant.name) not in (None, False):
+            return self.ALSO[0]
+        return self.OP
+
+    def parts(self) -> tuple[str, ...]:
+        spec = _SPECS[type(self)]
+        on = self.op() != self.OP
+        return tuple(
+            f.part.write(getattr(self, f.name)) for f in spec.fields if f is not spec.variant or (on and not spec.flag)
+        )
+
+    @classmethod
+    def parse(cls, op: str, rest: str | None) -> ButtonData:
+        """Build the kind from what follows its op; raises :class:`Malformed`."""
+        spec = _SPECS[cls]
+        on = op != cls.OP
+        wanted = [f for f in spec.fields if f is not spec.variant or (on and not spec.flag)]
+        values = {f.name: f.part.read(p) for f, p in zip(wanted, _split(rest, len(wanted)), strict=True)}
+        if spec.variant is not None and spec.flag:
+            values[spec.variant.name] = on
+        return cls(**values)
+
+    def encode(self) -> str:
+        data = ":".join([self.op(), *self.parts()])
+        raw = data.encode("utf-8")
+        if len(raw) > MAX_BYTES:
+            # only free text (the last part) may be cut; cut on a character boundary
+            data = raw[:MAX_BYTES].decode("utf-8", errors="ignore")
+        return data
 
 
 def _split(rest: str | None, count: int) -> list[str]:
@@ -71,181 +192,105 @@ def _split(rest: str | None, count: int) -> list[str]:
     return parts
 
 
-@dataclass(frozen=True, slots=True)
-class ButtonData:
-    """The data behind one inline button. Subclasses name their wire ``OP`` and say how their
-    fields become parts (:meth:`parts`) and back (:meth:`parse`)."""
+K = TypeVar("K", bound=ButtonData)
+_REGISTERED: list[type[ButtonData]] = []
 
-    OP: ClassVar[str]
-    # the other ops a kind also parses (a variant with one more part, e.g. a group's answerer)
-    ALSO: ClassVar[tuple[str, ...]] = ()
 
-    def op(self) -> str:
-        return self.OP
-
-    def parts(self) -> tuple[object, ...]:
-        return ()
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> ButtonData:
-        """Build the kind from what follows its op; raises :class:`Malformed`."""
-        _split(rest, 0)
-        return cls()
-
-    def encode(self) -> str:
-        data = ":".join([self.op(), *(str(p) for p in self.parts())])
-        raw = data.encode("utf-8")
-        if len(raw) > MAX_BYTES:
-            # only free text (the last part) may be cut; cut on a character boundary
-            data = raw[:MAX_BYTES].decode("utf-8", errors="ignore")
-        return data
+@dataclass_transform(frozen_default=True)
+def button(cls: type[K]) -> type[K]:
+    """Declare a button kind: a frozen dataclass whose fields are its parts, registered for
+    :func:`decode`."""
+    kind = dataclass(frozen=True, slots=True)(cls)
+    _SPECS[kind] = _spec(kind)
+    if any(kind.OP == k.OP or kind.OP in k.ALSO or set(kind.ALSO) & {k.OP, *k.ALSO} for k in _REGISTERED):
+        raise TypeError(f"{kind.__name__}: op {kind.OP!r} is taken")
+    _REGISTERED.append(kind)
+    return kind
 
 
 # -- questions ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class Reveal(ButtonData):
     """«Показать ответ»: the reference answer of a question."""
 
     OP = "a"
-    question_id: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.question_id,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Reveal:
-        parts = _split(rest, 1)
-        return cls(_id(parts[0]))
+    AT_ONCE = True
+    question_id: BankId
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class Details(ButtonData):
     """«Подробнее»: the rest of a reference answer (pitfalls, numbers, sources)."""
 
     OP = "dt"
-    question_id: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.question_id,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Details:
-        parts = _split(rest, 1)
-        return cls(_id(parts[0]))
+    AT_ONCE = True
+    question_id: BankId
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class QuestionTerms(ButtonData):
     """«Термины»: the glossary terms of a question."""
 
     OP = "g"
-    question_id: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.question_id,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> QuestionTerms:
-        parts = _split(rest, 1)
-        return cls(_id(parts[0]))
+    AT_ONCE = True
+    question_id: BankId
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class AskQuestion(ButtonData):
     """A question's button in a list: ask it."""
 
     OP = "q"
-    question_id: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.question_id,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> AskQuestion:
-        parts = _split(rest, 1)
-        return cls(_id(parts[0]))
+    AT_ONCE = True
+    question_id: BankId
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class Next(ButtonData):
     """«Следующий»: by the chat's filter (``n``), or from ``topic`` (``nt``: the question came
     from `/q <topic>`)."""
 
     OP = "n"
     ALSO = ("nt",)
-    topic: str | None = None
-
-    def op(self) -> str:
-        return "n" if self.topic is None else "nt"
-
-    def parts(self) -> tuple[object, ...]:
-        return () if self.topic is None else (self.topic,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Next:
-        if op == "n":
-            _split(rest, 0)
-            return cls()
-        parts = _split(rest, 1)
-        return cls(_id(parts[0]))
+    VARIANT = "topic"
+    AT_ONCE = True
+    topic: BankId | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class SearchResult(ButtonData):
     """A question from search results: its index among them and the query (cut to fit)."""
 
     OP = "qs"
-    question_id: str
-    index: int
-    query: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.question_id, self.index, self.query)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> SearchResult:
-        parts = _split(rest, 3)
-        return cls(_id(parts[0]), _small(parts[1]), _text(parts[2]))
+    AT_ONCE = True
+    question_id: BankId
+    index: Small
+    query: Text
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class NextSearchResult(ButtonData):
     """«Следующий» after a search result: the result at ``index`` of ``query``."""
 
     OP = "sn"
-    index: int
-    query: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.index, self.query)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> NextSearchResult:
-        parts = _split(rest, 2)
-        return cls(_small(parts[0]), _text(parts[1]))
+    AT_ONCE = True
+    index: Small
+    query: Text
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class ConfirmShort(ButtonData):
     """«Это ваш ответ?» yes: the ask, its author (only they may press) and the short text."""
 
     OP = "ay"
-    ask_id: int
-    author: int
-    text: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.ask_id, self.author, self.text)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> ConfirmShort:
-        parts = _split(rest, 3)
-        return cls(_number(parts[0]), _number(parts[1]), _text(parts[2]))
+    ask_id: DbId
+    author: DbId
+    text: Text
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class DropShort(ButtonData):
     """«Это ваш ответ?» no."""
 
@@ -255,278 +300,155 @@ class DropShort(ButtonData):
 # -- browsing ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class TermCard(ButtonData):
     """A glossary term's card, at a page of its questions."""
 
     OP = "t"
-    term_id: str
-    page: int = 0
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.term_id, self.page)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> TermCard:
-        parts = _split(rest, 2)
-        return cls(_id(parts[0]), _small(parts[1]))
+    AT_ONCE = True
+    term_id: BankId
+    page: Small = 0
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class TopicFilter(ButtonData):
     """Set the chat's topic filter; ``None`` (``-`` on the wire) clears it."""
 
     OP = "tp"
-    topic_id: str | None
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.topic_id or "-",)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> TopicFilter:
-        parts = _split(rest, 1)
-        return cls(None if parts[0] == "-" else _id(parts[0]))
+    topic_id: MaybeBankId
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class GlossaryPage(ButtonData):
     """The glossary, alphabetical, at a page."""
 
     OP = "gl"
-    page: int
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.page,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> GlossaryPage:
-        parts = _split(rest, 1)
-        return cls(_small(parts[0]))
+    AT_ONCE = True
+    page: Small
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class GlossaryTopics(ButtonData):
     """The glossary: pick a topic."""
 
     OP = "gT"
+    AT_ONCE = True
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class GlossaryTopic(ButtonData):
     """The glossary terms of a topic, at a page."""
 
     OP = "gt"
-    topic_id: str
-    page: int
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.topic_id, self.page)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> GlossaryTopic:
-        parts = _split(rest, 2)
-        return cls(_id(parts[0]), _small(parts[1]))
+    AT_ONCE = True
+    topic_id: BankId
+    page: Small
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class SearchPage(ButtonData):
     """A page of search results for a query (cut to fit)."""
 
     OP = "s"
-    page: int
-    query: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.page, self.query)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> SearchPage:
-        parts = _split(rest, 2)
-        return cls(_small(parts[0]), _text(parts[1]))
+    AT_ONCE = True
+    page: Small
+    query: Text
 
 
 # -- settings, practice, interviews, quizzes ---------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class Language(ButtonData):
     """The interface language."""
 
     OP = "lang"
     lang: Lang
 
-    def parts(self) -> tuple[object, ...]:
-        return (self.lang,)
 
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Language:
-        parts = _split(rest, 1)
-        return cls("ru" if _fixed(parts[0], ("ru", "en")) == "ru" else "en")
-
-
-@dataclass(frozen=True, slots=True)
+@button
 class DailyAction(ButtonData):
     """A /daily settings button: ``on``, ``off``, ``wd``, ``t<minute>``, ``topics`` (the daily
     service tells a stale one)."""
 
     OP = "d"
-    action: str
-
-    def parts(self) -> tuple[object, ...]:
-        return (self.action,)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> DailyAction:
-        parts = _split(rest, 1)
-        return cls(_text(parts[0]))
+    action: Text
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class SelfAssess(ButtonData):
     """«Знал / Частично / Не знал» (grade 3..1). In a group (``sA``) the buttons carry the
     answerer: only they may press."""
 
     OP = "sa"
     ALSO = ("sA",)
-    question_id: str
-    grade: int
-    answerer: int | None = None
-
-    def op(self) -> str:
-        return "sa" if self.answerer is None else "sA"
-
-    def parts(self) -> tuple[object, ...]:
-        head = (self.question_id, self.grade)
-        return head if self.answerer is None else (*head, self.answerer)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> SelfAssess:
-        parts = _split(rest, 2 if op == "sa" else 3)
-        grade = _small(parts[1])
-        if grade not in (1, 2, 3):
-            raise Malformed(parts[1])
-        return cls(_id(parts[0]), grade, _number(parts[2]) if op == "sA" else None)
+    VARIANT = "answerer"
+    question_id: BankId
+    grade: Annotated[int, _literal(("1", "2", "3"), int)]
+    answerer: DbId | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class Chosen(ButtonData):
     """A label shown as a button (the chosen self-assessment): pressing it does nothing."""
 
     OP = "x"
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class NextReview(ButtonData):
     """The next question due for review."""
 
     OP = "rv"
 
 
-@dataclass(frozen=True, slots=True)
+@button
 class InterviewAction(ButtonData):
     """Resume or abandon the open mock interview."""
 
     OP = "iv"
     action: Literal["resume", "abandon"]
 
-    def parts(self) -> tuple[object, ...]:
-        return (self.action,)
 
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> InterviewAction:
-        parts = _split(rest, 1)
-        return cls("resume" if _fixed(parts[0], ("resume", "abandon")) == "resume" else "abandon")
-
-
-@dataclass(frozen=True, slots=True)
+@button
 class Forget(ButtonData):
     """The /forget confirmation: yes deletes the user's data, no keeps it."""
 
     OP = "fg"
-    confirmed: bool
-
-    def parts(self) -> tuple[object, ...]:
-        return ("yes" if self.confirmed else "no",)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Forget:
-        parts = _split(rest, 1)
-        return cls(_fixed(parts[0], ("yes", "no")) == "yes")
+    confirmed: YesNo
 
 
-def _period(part: str) -> Period:
-    return "week" if _fixed(part, ("week", "all")) == "week" else "all"
-
-
-@dataclass(frozen=True, slots=True)
+@button
 class BoardPeriod(ButtonData):
     """The quiz leaderboard for a period."""
 
     OP = "top"
     period: Period
 
-    def parts(self) -> tuple[object, ...]:
-        return (self.period,)
 
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> BoardPeriod:
-        parts = _split(rest, 1)
-        return cls(_period(parts[0]))
-
-
-@dataclass(frozen=True, slots=True)
+@button
 class BoardToggle(ButtonData):
     """Hide or show the presser on the leaderboard (then show ``period`` again)."""
 
     OP = "bd"
     period: Period
 
-    def parts(self) -> tuple[object, ...]:
-        return (self.period,)
 
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> BoardToggle:
-        parts = _split(rest, 1)
-        return cls(_period(parts[0]))
-
-
-_CHARGE = re.compile(r"[mk](?:0|[1-9][0-9]?)")  # m<i>: a misconception, k<i>: a reversed key point
-
-
-@dataclass(frozen=True, slots=True)
+@button
 class Dispute(ButtonData):
     """«Это не ошибка» under a charge of the grader: the answer and the charge (only the answer's
     author may press it; the service checks). ``dP``: pressed in a mock interview's report."""
 
     OP = "dp"
     ALSO = ("dP",)
-    answer_id: int
-    charge: str
+    VARIANT = "report"
+    answer_id: DbId
+    charge: ChargeKey
     report: bool = False
 
-    def op(self) -> str:
-        return "dP" if self.report else "dp"
 
-    def parts(self) -> tuple[object, ...]:
-        return (self.answer_id, self.charge)
-
-    @classmethod
-    def parse(cls, op: str, rest: str | None) -> Dispute:
-        parts = _split(rest, 2)
-        if not _CHARGE.fullmatch(parts[1]):
-            raise Malformed(parts[1])
-        return cls(_number(parts[0]), parts[1], op == "dP")
-
-
-KINDS: Final[tuple[type[ButtonData], ...]] = (
-    Reveal, Details, QuestionTerms, AskQuestion, Next, SearchResult, NextSearchResult, ConfirmShort, DropShort,
-    TermCard, TopicFilter, GlossaryPage, GlossaryTopics, GlossaryTopic, SearchPage,
-    Language, DailyAction, SelfAssess, Chosen, NextReview, InterviewAction, Forget, BoardPeriod, BoardToggle,
-    Dispute,
-)  # fmt: skip
-
-Parser: TypeAlias = Callable[[str, str | None], ButtonData]
-_PARSERS: Final[dict[str, Parser]] = {op: kind.parse for kind in KINDS for op in (kind.OP, *kind.ALSO)}
+KINDS: Final[tuple[type[ButtonData], ...]] = tuple(_REGISTERED)
+_KIND_OF_OP: Final[dict[str, type[ButtonData]]] = {op: kind for kind in KINDS for op in (kind.OP, *kind.ALSO)}
 
 
 def decode(data: str | None) -> ButtonData | None:
@@ -534,10 +456,10 @@ def decode(data: str | None) -> ButtonData | None:
     if not data or len(data.encode("utf-8")) > MAX_BYTES:
         return None
     op, sep, rest = data.partition(":")
-    parse = _PARSERS.get(op)
-    if parse is None:
+    kind = _KIND_OF_OP.get(op)
+    if kind is None:
         return None
     try:
-        return parse(op, rest if sep else None)
+        return kind.parse(op, rest if sep else None)
     except Malformed:
         return None
