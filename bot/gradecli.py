@@ -45,7 +45,7 @@ def _bank(args: argparse.Namespace) -> Bank:
 def _grader(name: str, bank: Bank) -> Any:
     """The grader the settings (or ``--grader``) choose, reading with the bank's lexicon."""
     from bot.config import load_settings
-    from bot.services.grading import build_grader
+    from bot.services.graders import build_grader
 
     settings = load_settings()
     if name:

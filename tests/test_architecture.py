@@ -6,7 +6,7 @@ inside functions and ``TYPE_CHECKING`` blocks too):
 - no module under ``bot.tg`` imports ``bot.tg.app`` (the composition root is imported only from the
   entry points, e.g. ``bot.cli``);
 - the packages (``bot.core``, ``bot.db``, ``bot.tg``, ...) and top-level modules (``bot.cli``,
-  ``bot.config``, ...) import each other without cycles;
+  ``bot.config``, ...) import each other without cycles, and so do the modules;
 - SQL is written only in ``bot.db``: elsewhere ``sqlalchemy`` is imported for its exception types
   (``sqlalchemy.exc``) and nothing else; a session's type comes from ``bot.db.engine``.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -114,8 +114,9 @@ def sql_violations(imports: Iterable[Import]) -> list[str]:
     ]
 
 
-def package_cycles(imports: Iterable[Import]) -> list[str]:
-    """Each cycle between units, as 'a → b → a' with the imports that make each step."""
+def package_cycles(imports: Iterable[Import], unit: Callable[[str], str] = unit) -> list[str]:
+    """Each cycle between units (packages by default; pass ``unit=str`` for modules), as
+    'a → b → a' with the imports that make each step."""
     edges: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
     for imp in imports:
         src, dst = unit(imp.module), unit(imp.target)
@@ -154,6 +155,13 @@ def test_sql_stays_in_the_data_layer() -> None:
 def test_no_import_cycles_between_packages() -> None:
     cycles = package_cycles(all_imports())
     assert not cycles, "import cycles between packages:\n" + "\n".join(cycles)
+
+
+def test_no_import_cycles_between_modules() -> None:
+    """Not even one hidden in a function or a ``TYPE_CHECKING`` block: a cycle means two modules
+    that can only be understood (and changed) together."""
+    cycles = package_cycles(all_imports(), unit=str)
+    assert not cycles, "import cycles between modules:\n" + "\n".join(cycles)
 
 
 def test_the_source_is_read() -> None:
@@ -214,3 +222,97 @@ def test_the_data_layer_and_exception_types_may_use_sqlalchemy() -> None:
         "bot.tg.app", "from sqlalchemy.exc import DBAPIError\nimport sqlalchemy.exc\n"
     )
     assert sql_violations(imports) == []
+
+
+# -- other libraries' internals ----------------------------------------------------------------------
+
+THIRD_PARTY = ("telegram", "sqlalchemy", "aiohttp")
+# private names of other libraries a review once found used here; never again, whatever the object
+KNOWN_PRIVATE = frozenset(
+    {
+        "_proxied",
+        "_bind_processors",
+        "_result_columns",
+        "_cached_result_processor",
+        "_group_limiters",
+        "_run_request",
+        "_retry_after",
+        "_utils",
+        "_SubParsersAction",
+    }
+)
+
+
+def private_uses(sources: dict[str, str]) -> list[str]:
+    """Reaches into other libraries' internals: an import of a ``_private`` module or name of
+    ``telegram``, ``sqlalchemy`` or ``aiohttp``; an attribute ``x._name`` that no code of ours
+    defines (so it belongs to another library's object) or that is on the known list."""
+    trees = {where: ast.parse(src) for where, src in sources.items()}
+    ours: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                ours.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                ours.add(node.attr)
+            elif isinstance(node, ast.arg):
+                ours.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+                ours.add(node.value)  # __slots__ entries
+    bad: list[str] = []
+    for where, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                for m in modules:
+                    private = [p for p in [*m.split("."), *names] if p.startswith("_") and not p.startswith("__")]
+                    if m.split(".")[0] in THIRD_PARTY and private:
+                        bad.append(f"{where}:{node.lineno}: imports {m} ({', '.join(private)})")
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and (node.attr in KNOWN_PRIVATE or node.attr not in ours)
+            ):
+                bad.append(f"{where}:{node.lineno}: reads another library's private attribute {node.attr}")
+    return bad
+
+
+def test_no_other_librarys_internals_are_used() -> None:
+    sources = {str(p.relative_to(BOT.parent)): p.read_text(encoding="utf-8") for p in sorted(BOT.rglob("*.py"))}
+    bad = private_uses(sources)
+    assert not bad, "private internals of other libraries:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    ("source", "culprit"),
+    [
+        ("from telegram._utils.types import ODVInput\n", "telegram._utils.types"),
+        ("from sqlalchemy.engine import _row\n", "_row"),
+        ("def f(limiter):\n    return limiter._group_limiters\n", "_group_limiters"),
+        ("def f(exc):\n    return exc._retry_after\n", "_retry_after"),
+        ("def f(session):\n    return session._some_internal_state\n", "_some_internal_state"),
+    ],
+)
+def test_a_private_internal_is_reported(source: str, culprit: str) -> None:
+    (found,) = private_uses({"bot/x.py": source})
+    assert culprit in found and found.startswith("bot/x.py:")
+
+
+def test_our_own_private_names_are_fine() -> None:
+    source = "class A:\n    __slots__ = ('_c',)\n    def __init__(self):\n        self._n = 1\n    def f(self, o):\n        return o._n, self._c\n"
+    assert private_uses({"bot/x.py": source}) == []
+
+
+def test_a_cycle_between_modules_of_one_package_is_reported() -> None:
+    imports = _imports("bot.tg.common", "from bot.tg import context\n", known=["bot.tg.context"]) + _imports(
+        "bot.tg.context",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from bot.tg.common import x\n",
+        known=["bot.tg.common"],
+    )
+    assert package_cycles(imports) == []  # one package
+    (cycle,) = package_cycles(imports, unit=str)
+    assert cycle.startswith("bot.tg.common → bot.tg.context → bot.tg.common")

@@ -15,7 +15,8 @@ import pytest
 from bot.bank import Bank, Question, default_bank_path, load_bank
 from bot.config import load_settings
 from bot.db.engine import Database
-from bot.services.grading import Outcome, build_grader
+from bot.services.graders import build_grader
+from bot.services.grading import Outcome
 from bot.services.llm import BadReply, LLMGrader, parse_reply
 from tests.fake_openai import FakeOpenAI
 

@@ -303,21 +303,3 @@ def covers(wanted: str, found: str) -> bool:
     """One-way match (grading): the answer's key ``found`` is ``wanted`` or extends it, so a short
     word in an answer ("батч") does not count as a longer term ("batchnorm")."""
     return found == wanted or (len(wanted) >= PREFIX_MIN and found.startswith(wanted))
-
-
-def phrase_in(phrase_keys: list[str], text_keys: list[str], slack: int = 2) -> bool:
-    """Whether all the phrase's keys occur close together in the text (in any order, within a
-    window of ``len(phrase) + slack`` words), so "память активаций" meets "активации … память"."""
-    n = len(phrase_keys)
-    if n == 0:
-        return False
-    if n == 1:
-        return any(covers(phrase_keys[0], k) for k in text_keys)
-    width = n + slack
-    for i, key in enumerate(text_keys):
-        if not covers(phrase_keys[0], key):
-            continue
-        window = text_keys[max(0, i - width + 1) : i + width]
-        if all(any(covers(p, k) for k in window) for p in phrase_keys):
-            return True
-    return False

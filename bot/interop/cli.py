@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bot.bank import Bank, BankError, Question, default_bank_path, load_bank
 from bot.config import SettingsError, load_settings
@@ -194,7 +195,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
             return _fail(f"no topic '{args.topic}'; the topics are:\n{known}", EXIT_USAGE)
     if args.n < 1:
         return _fail("--n must be at least 1", EXIT_USAGE)
-    from bot.services.grading import build_grader
+    from bot.services.graders import build_grader
 
     grader = build_grader(settings, bank.lexicon)
     run_practice(
@@ -206,7 +207,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
 # registration ---------------------------------------------------------------------------------
 
 
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_commands(sub: Any) -> None:
     """Register the interop sub-commands on the main parser."""
     imp = sub.add_parser(
         "import",

@@ -1,6 +1,6 @@
 """Grading an answer: the offline rubric grader, or the LLM examiner with the offline one as fallback.
 
-``build_grader(settings)`` returns the backend the settings choose. Every grader has ``grade_sync``
+``bot.services.graders.build_grader(settings)`` returns the backend the settings choose. Every grader has ``grade_sync``
 (the offline path, used by ``interview-bot grade`` and as the fallback) and ``grade`` (async; the LLM
 examiner calls its endpoint there).
 """
@@ -13,10 +13,8 @@ import time
 from dataclasses import dataclass
 
 from bot.bank import Bank, Lexicon, Question
-from bot.config import Settings
 from bot.core import grading
 from bot.core.grading import Grade
-from bot.db.engine import Database
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +60,3 @@ class KeywordGrader:
         self, question: Question, text: str, *, lang: str = "ru", user_key: str = "", lexicon: Lexicon | None = None
     ) -> Outcome:
         return Outcome(self.grade_sync(question, text, lexicon))
-
-
-def build_grader(settings: Settings, lexicon: Lexicon | None = None, db: Database | None = None) -> KeywordGrader:
-    """The grader the settings choose (``GRADER``); ``db`` holds the LLM cache and daily quota."""
-    if settings.grader == "llm":
-        settings.require_llm()
-        from bot.services.llm import LLMGrader
-
-        return LLMGrader(settings, lexicon, db)
-    return KeywordGrader(lexicon)

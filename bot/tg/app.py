@@ -54,9 +54,9 @@ from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services import grading
 from bot.services import voice as voice_answers
-from bot.services.grading import build_grader
+from bot.services.graders import build_grader
 from bot.tg import callbacks
-from bot.tg.common import answer_query, load_update_state, on_unknown_command, tell_chat
+from bot.tg.common import answer_query, load_update_state, on_unknown_command
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import (
     admin,
@@ -73,6 +73,7 @@ from bot.tg.handlers import (
     voice,
 )
 from bot.tg.inbox import Inbox
+from bot.tg.notices import tell_chat
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
 from bot.tg.transport import AiohttpRequest, RawUpdatesRequest

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
 
 from telegram import Chat as TgChat
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, WebAppInfo
@@ -206,16 +205,3 @@ async def on_unknown_command(update: Update, context: Ctx) -> None:
     if in_group and target.lower() != (context.bot.username or "").lower():
         return
     await reply_text(update, t(context.lang, "unknown_command", command=name[:40].replace("<", "")))
-
-
-async def tell_chat(bot: Any, update: Update, key: str, default_lang: str) -> None:
-    """A plain notice to the update's chat without the per-update state (no database): in the
-    sender's Telegram language. A failure to send is logged, not raised."""
-    chat, user = update.effective_chat, update.effective_user
-    if chat is None:
-        return
-    lang = language_from_telegram(user.language_code if user else None, default_lang)
-    try:
-        await bot.send_message(chat.id, t(lang, key), parse_mode=None, link_preview_options=None)
-    except TelegramError as exc:
-        log.info("could not send %s to chat %s: %s", key, chat.id, exc)

@@ -26,7 +26,7 @@ from telegram.ext import Application
 
 from bot.db import inbox as inbox_repo
 from bot.db.engine import DATABASE_ERRORS, Database, Session
-from bot.tg.common import tell_chat
+from bot.tg.notices import tell_chat
 from bot.tg.transport import RawUpdatesRequest
 
 log = logging.getLogger(__name__)
