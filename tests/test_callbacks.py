@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from bot.tg import app, callbacks
+from bot.tg import callbacks, routes
 from bot.tg.callbacks import (
     MAX_BYTES,
     AskQuestion,
@@ -88,7 +88,7 @@ def test_wire_format_is_unchanged_and_round_trips(kind: ButtonData, wire: str) -
 
 def test_every_kind_is_covered_and_has_a_handler() -> None:
     assert {type(kind) for kind, _ in OLD_WIRE} == set(callbacks.KINDS)
-    assert set(app.CALLBACKS) == set(callbacks.KINDS)
+    assert set(routes.CALLBACKS) == set(callbacks.KINDS)
     ops = [op for kind in callbacks.KINDS for op in (kind.OP, *kind.ALSO)]
     assert len(ops) == len(set(ops)), "two kinds share an op"
 

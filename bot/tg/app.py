@@ -1,5 +1,5 @@
 """The composition root: builds the PTB Application and its services (``build_application``),
-registers every handler in one ordered table, starts the push sender after start-up and closes
+registers the handlers of ``tg/routes.py``, starts the push sender after start-up and closes
 everything at shutdown."""
 
 from __future__ import annotations
@@ -10,37 +10,24 @@ import gc
 import logging
 import signal
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
-from telegram import CallbackQuery, LinkPreviewOptions, Update
+from telegram import LinkPreviewOptions, Update
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError, TimedOut
+from telegram.error import InvalidToken, NetworkError, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
-    ApplicationHandlerStop,
-    BaseUpdateProcessor,
-    CallbackQueryHandler,
-    CommandHandler,
     ContextTypes,
     Defaults,
-    InlineQueryHandler,
-    MessageHandler,
-    TypeHandler,
-    filters,
 )
 
 from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings, SettingsError
-from bot.db import chats
 from bot.db.engine import (
     DATABASE_ERRORS,
     Database,
@@ -48,373 +35,29 @@ from bot.db.engine import (
     database_problem,
     release_sender_lock,
 )
-from bot.i18n import t
 from bot.logs import setup_logging
 from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services import grading
 from bot.services import voice as voice_answers
 from bot.services.graders import build_grader
-from bot.tg import callbacks
-from bot.tg.common import answer_query, load_update_state, on_unknown_command
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import (
-    admin,
-    browse,
-    daily,
-    disputes,
-    inline,
-    interview,
-    practice,
-    progress,
-    questions,
-    quiz,
     start,
-    voice,
 )
 from bot.tg.inbox import Inbox
 from bot.tg.notices import tell_chat
+from bot.tg.processor import FairUpdateProcessor
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
+from bot.tg.routes import register_handlers
 from bot.tg.transport import AiohttpRequest, RawUpdatesRequest
 from bot.tg.web import WebServer
 from bot.tg.webapp import set_menu_button
 
 log = logging.getLogger(__name__)
 
-D = TypeVar("D", bound=callbacks.ButtonData)
-CallbackFn = Callable[[Update, Ctx, Any], Awaitable[None]]
-
-
-def _on(
-    kind: type[D], handler: Callable[[Update, Ctx, D], Awaitable[None]]
-) -> tuple[type[callbacks.ButtonData], CallbackFn]:
-    """One row of the button table; the type checker holds ``handler`` to ``kind``'s data."""
-    return kind, handler
-
-
-# Button kinds → handlers. Registered here so the whole surface is visible in one place.
-CALLBACKS: dict[type[callbacks.ButtonData], CallbackFn] = dict(
-    [
-        _on(callbacks.Reveal, questions.cb_reveal),
-        _on(callbacks.Details, questions.cb_details),
-        _on(callbacks.QuestionTerms, questions.cb_glossary),
-        _on(callbacks.Next, questions.cb_next),
-        _on(callbacks.SearchResult, questions.cb_search_result),
-        _on(callbacks.NextSearchResult, questions.cb_search_result),
-        _on(callbacks.AskQuestion, questions.cb_ask),
-        _on(callbacks.ConfirmShort, questions.cb_confirm_short),
-        _on(callbacks.DropShort, questions.cb_confirm_short),
-        _on(callbacks.TermCard, browse.cb_term),
-        _on(callbacks.TopicFilter, browse.cb_topic),
-        _on(callbacks.GlossaryPage, browse.cb_glossary_page),
-        _on(callbacks.GlossaryTopics, browse.cb_glossary_topics),
-        _on(callbacks.GlossaryTopic, browse.cb_glossary_topic),
-        _on(callbacks.SearchPage, browse.cb_search),
-        _on(callbacks.Language, start.cb_lang),
-        _on(callbacks.DailyAction, daily.cb_daily),
-        _on(callbacks.Forget, progress.cb_forget),
-        _on(callbacks.SelfAssess, practice.cb_self_assessment),
-        _on(callbacks.Dispute, disputes.cb_dispute),
-        _on(callbacks.Chosen, practice.cb_noop),
-        _on(callbacks.NextReview, practice.cb_review_next),
-        _on(callbacks.InterviewAction, interview.cb_interview),
-        _on(callbacks.BoardPeriod, quiz.cb_top),
-        _on(callbacks.BoardToggle, quiz.cb_board),
-    ]
-)
-
-COMMAND_HANDLERS: list[tuple[str, Callable[[Update, Ctx], Coroutine[Any, Any, None]]]] = [
-    ("start", start.cmd_start),
-    ("help", start.cmd_help),
-    ("lang", start.cmd_lang),
-    ("q", questions.cmd_q),
-    ("answer", questions.cmd_answer),
-    ("topics", browse.cmd_topics),
-    ("glossary", browse.cmd_glossary),
-    ("search", browse.cmd_search),
-    ("daily", daily.cmd_daily),
-    # Admin commands (ADMIN_IDS only; others get the unknown-command reply)
-    ("reload", admin.cmd_reload),
-    ("bankstats", admin.cmd_bankstats),
-    ("broadcast", admin.cmd_broadcast),
-    ("usage", admin.cmd_usage),
-    ("stats", progress.cmd_stats),
-    ("export", progress.cmd_export),
-    ("forget", progress.cmd_forget),
-    ("review", practice.cmd_review),
-    ("interview", interview.cmd_interview),
-    ("skip", interview.cmd_skip),
-    ("quiz", quiz.cmd_quiz),
-    ("top", quiz.cmd_top),
-]
-
-
-@dataclass
-class _ChatLine:
-    """One chat's place in the processor: its order lock and what waits behind it."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    waiting: int = 0
-    queued: Counter[tuple[int, str]] = field(default_factory=Counter)  # commands and buttons waiting
-    warned_at: float = -1e9
-
-
-class FairUpdateProcessor(BaseUpdateProcessor):
-    """Updates run concurrently across chats but in order within one chat, so an answer is never
-    handled before the question it answers has been recorded. A chat waits in its own line: an
-    update takes one of the ``max_active`` processing slots only when its chat's turn has come, so
-    a busy group waiting for its send budget holds one slot, not all of them.
-
-    A flood is handled at the chat's pace and bounded: a command or button press that is already
-    waiting in its chat's line from the same user is dropped (100 × /help sent faster than they are
-    handled give one answer; a dropped press gets an empty answer, so its button stops spinning), and
-    beyond ``backlog`` waiting updates a chat's commands and presses are dropped, with one notice
-    per minute (``on_overflow``). One user's commands and presses in a chat beyond ``burst`` within
-    ``burst_window`` seconds are dropped too (no person types that fast; how many of a script's flood
-    would otherwise be answered depends on how Telegram happens to batch it). Text messages (answers)
-    are never dropped."""
-
-    def __init__(
-        self,
-        max_active: int = 64,
-        *,
-        backlog: int = 30,
-        burst: int = 20,
-        burst_window: float = 2.0,
-        on_overflow: Callable[[Update], Coroutine[Any, Any, None]] | None = None,
-    ) -> None:
-        super().__init__(1_000_000)  # PTB's own semaphore is taken before the chat's turn: unbounded
-        self._slots = asyncio.Semaphore(max_active)
-        self._lines: dict[int, _ChatLine] = {}
-        self.backlog = backlog
-        self.burst, self.burst_window = burst, burst_window
-        self._bursts: dict[tuple[int, int], tuple[float, int]] = {}  # (chat, user) -> (window start, count)
-        self.on_overflow = on_overflow
-        self.on_done: Callable[[Update], None] | None = None  # the inbox marks the update handled
-        self.dropped = 0
-        self.stopping = False  # set at shutdown: what still waits stays in the inbox for next time
-        self._running: set[asyncio.Task[Any]] = set()
-
-    @staticmethod
-    def _signature(update: Update) -> tuple[int, str] | None:
-        """What makes two waiting updates the same request: a command's text or a button's data
-        from one user. None for anything else (answers are never coalesced)."""
-        user = update.effective_user
-        if user is None:
-            return None
-        if update.callback_query is not None:
-            return (user.id, "cb:" + (update.callback_query.data or ""))
-        message = update.message
-        if message is not None and message.text and message.text.startswith("/"):
-            return (user.id, message.text.strip())
-        return None
-
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        chat = update.effective_chat if isinstance(update, Update) else None
-        if chat is None:
-            async with self._slots:
-                await self._run(update, coroutine)
-            return
-        assert isinstance(update, Update)
-        line = self._lines.get(chat.id)
-        if line is None:
-            line = self._lines[chat.id] = _ChatLine()
-        signature = self._signature(update)
-        if signature is not None and (
-            line.queued[signature] or line.waiting >= self.backlog or self._bursting(chat.id, signature[0])
-        ):
-            self._drop(update, coroutine, line, notify=line.waiting >= self.backlog)
-            return
-        line.waiting += 1
-        if signature is not None:
-            line.queued[signature] += 1
-        try:
-            async with line.lock:
-                line.waiting -= 1
-                if signature is not None:
-                    line.queued[signature] -= 1
-                    if not line.queued[signature]:
-                        del line.queued[signature]
-                async with self._slots:
-                    await self._run(update, coroutine)
-        finally:
-            if not line.waiting and not line.lock.locked() and self._lines.get(chat.id) is line:
-                del self._lines[chat.id]
-
-    async def _run(self, update: object, coroutine: Awaitable[Any]) -> None:
-        if self.stopping:  # not handled now: the inbox keeps it for the next start
-            if asyncio.iscoroutine(coroutine):
-                coroutine.close()
-            return
-        task = asyncio.current_task()
-        if task is not None:
-            self._running.add(task)
-        try:
-            await coroutine
-        except asyncio.CancelledError:  # cut off at shutdown: handled again after the restart
-            raise
-        except BaseException:
-            self._mark_done(update)
-            raise
-        else:
-            self._mark_done(update)
-        finally:
-            self._running.discard(task)
-
-    def _mark_done(self, update: object) -> None:
-        if self.on_done is not None and isinstance(update, Update):
-            self.on_done(update)
-
-    async def drain(self, grace: float) -> None:
-        """Stop starting updates; give those in flight ``grace`` seconds, then cancel them (a
-        handler waiting for a group's send budget could otherwise hold the shutdown for a minute).
-        Whatever did not finish is handled again from the inbox after the restart."""
-        self.stopping = True
-        if self._running:
-            await asyncio.wait(list(self._running), timeout=grace)
-        for task in list(self._running):
-            task.cancel()
-
-    def _bursting(self, chat_id: int, user_id: int) -> bool:
-        """Counts a command or press of the user in the chat; True beyond ``burst`` in the window."""
-        now = time.monotonic()
-        key = (chat_id, user_id)
-        start, count = self._bursts.get(key, (now, 0))
-        if now - start >= self.burst_window:
-            start, count = now, 0
-        self._bursts[key] = (start, count + 1)
-        if len(self._bursts) > 10_000:  # forget the windows that are over
-            self._bursts = {k: v for k, v in self._bursts.items() if now - v[0] < self.burst_window}
-        return 0 < self.burst <= count
-
-    def _drop(self, update: Update, coroutine: Awaitable[Any], line: _ChatLine, *, notify: bool) -> None:
-        if asyncio.iscoroutine(coroutine):
-            coroutine.close()
-        self._mark_done(update)
-        self.dropped += 1
-        if update.callback_query is not None:  # the button stops its spinner; the first press was handled
-            self._background(_answer_quietly(update.callback_query))
-        now = time.monotonic()
-        if notify and self.on_overflow is not None and now - line.warned_at > 60:
-            line.warned_at = now
-            self._background(self.on_overflow(update))
-
-    @staticmethod
-    def _background(coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        _background.add(task)
-        task.add_done_callback(_background.discard)
-
-    async def initialize(self) -> None:
-        return None
-
-    async def shutdown(self) -> None:
-        return None
-
-
-_background: set[asyncio.Task[None]] = set()
-
-
-async def _answer_quietly(query: CallbackQuery) -> None:
-    with contextlib.suppress(TelegramError):
-        await query.answer()
-
-
 STOP_GRACE_SECONDS = 5.0  # handlers in flight at shutdown get this long before they are cut off
-
-
-async def on_callback(update: Update, context: Ctx) -> None:
-    query = update.callback_query
-    assert query is not None
-    data = callbacks.decode(query.data)
-    handler = CALLBACKS.get(type(data)) if data is not None else None
-    if data is None or handler is None:
-        await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
-        return
-    early = None
-    if data.AT_ONCE:  # only shows something: stop the spinner at once, alongside the handler
-        early = asyncio.ensure_future(answer_query(update, context))
-        await asyncio.sleep(0)  # its request goes out first; the handler's work overlaps the round trip
-    try:
-        await handler(update, context, data)
-    finally:
-        # stop the button's spinner if the handler did not
-        await (early if early is not None else answer_query(update, context))
-
-
-async def on_error(update: object, context: Ctx) -> None:
-    error = context.error
-    db_down = isinstance(error, OperationalError | DBAPIError | PoolTimeout | OSError)
-    if isinstance(error, Forbidden):
-        log.info("chat blocked the bot: %s", error)
-        return
-    log.error("error while handling an update", exc_info=error)
-    if not isinstance(update, Update) or update.effective_chat is None:
-        return
-    if isinstance(error, BadRequest) and "query is too old" in str(error).lower():
-        return
-    key = "busy" if db_down else "error"
-    try:
-        await context.bot.send_message(
-            update.effective_chat.id, t(context.lang, key), parse_mode=None, link_preview_options=None
-        )
-    except Exception:  # the chat may be gone or Telegram unreachable; nothing more to do
-        log.warning("could not tell chat %s about an error", update.effective_chat.id)
-
-
-def register_handlers(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    app.add_handler(TypeHandler(Update, load_update_state), group=-1)
-    # A group became a supergroup: move its settings and history to the new id.
-    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, on_migrate), group=-2)
-    for name, fn in COMMAND_HANDLERS:
-        app.add_handler(CommandHandler(name, fn))
-    app.add_handler(CallbackQueryHandler(on_callback))
-    app.add_handler(InlineQueryHandler(inline.on_inline_query))
-    # Quiz poll answers carry no chat: the middleware skips them, the handler stores the voter.
-    app.add_handler(quiz.poll_answer_handler())
-    # The menu keyboard sends its labels as text: catch them before answers.
-    app.add_handler(MessageHandler(filters.TEXT & filters.Text(start.menu_labels()), start.on_menu_button))
-    # Edits of answers are kept as new answers.
-    app.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE & filters.TEXT, questions.on_edited_answer))
-    # Must follow every CommandHandler: anything that looks like a command and wasn't handled.
-    app.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
-    app.add_handler(
-        MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND, questions.on_answer_text)
-    )
-    # Voice answers: a voice message, a video note or an audio file (transcribed, or a line why not).
-    app.add_handler(
-        MessageHandler(
-            filters.UpdateType.MESSAGE & (filters.VOICE | filters.VIDEO_NOTE | filters.AUDIO), voice.on_voice
-        )
-    )
-    app.add_handler(
-        MessageHandler(
-            filters.UpdateType.MESSAGE & (filters.PHOTO | filters.Sticker.ALL | filters.Document.ALL | filters.VIDEO),
-            questions.on_non_text,
-        )
-    )
-    app.add_error_handler(on_error)
-
-
-async def on_migrate(update: Update, context: Ctx) -> None:
-    """A group became a supergroup. Telegram tells both ids (``migrate_to_chat_id`` in the old
-    group, ``migrate_from_chat_id`` in the new supergroup), in either order: both move the same
-    way, and the second finds nothing left to move."""
-    message = update.effective_message
-    if message is None:
-        return
-    if message.migrate_to_chat_id is not None:
-        old_id, new_id = message.chat_id, message.migrate_to_chat_id
-    elif message.migrate_from_chat_id is not None:
-        old_id, new_id = message.migrate_from_chat_id, message.chat_id
-    else:
-        return
-    async with context.services.db.write() as session:
-        await chats.migrate_chat(session, old_id, new_id)
-    log.info("chat %s migrated to %s", old_id, new_id)
-    if message.migrate_to_chat_id is not None:
-        raise ApplicationHandlerStop  # the old id is gone: no chat row to make for it again
 
 
 async def _push_tick(context: Ctx) -> None:

@@ -4,7 +4,7 @@ A kind is declared by its fields alone: each field's type says how it is written
 data and checked on the way back (``BankId``, ``Small``, ``DbId``, ``Text``, ``Literal[...]``…).
 :func:`button` makes the class a frozen dataclass and registers it: :data:`KINDS` and the decoder
 come from the registrations, and ``AT_ONCE`` (a button that only shows something) tells the router
-to answer the press at once. Which handler a kind goes to is in the table of ``tg/app.py``
+to answer the press at once. Which handler a kind goes to is in the table of ``tg/routes.py``
 (``CALLBACKS``).
 
 Each kind encodes itself to ``op:arg:arg`` (at most 64 UTF-8 bytes; only a free-text tail is ever
