@@ -249,7 +249,7 @@ async def build_ours(db_path: Path) -> tuple[Any, Any, SqlCounter]:
 
     _freeze_heap()  # as the bot process does once the grader is ready (full GC passes skip the start-up objects)
     assert gc.get_freeze_count() > 0
-    return app, request, SqlCounter(services.db.inline_engine or services.db.engine)
+    return app, request, SqlCounter(services.db.sync_engine)
 
 
 async def build_echo() -> tuple[Any, Any]:

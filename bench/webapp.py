@@ -49,7 +49,7 @@ def _migrate(db_path: Path) -> None:
     from bot.db.engine import Database
 
     async def go() -> None:
-        db = Database(f"sqlite+aiosqlite:///{db_path}")
+        db = Database(f"sqlite:///{db_path}")
         await db.migrate()
         await db.close()
 
@@ -183,7 +183,7 @@ def cold_progress(db_path: Path, repeats: int) -> tuple[list[float], list[float]
     catalog = Catalog.build(load_bank(default_bank_path()))
 
     async def go() -> tuple[list[float], list[float]]:
-        db = Database(f"sqlite+aiosqlite:///{db_path}")
+        db = Database(f"sqlite:///{db_path}")
         restarted, anew = [], []
         for i in range(repeats + 3):
             with sqlite3.connect(db_path) as conn:

@@ -199,7 +199,7 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _check_db_url(cls, value: str) -> str:
-        return async_database_url(value)
+        return database_url(value)
 
     @property
     def is_sqlite(self) -> bool:
@@ -219,10 +219,11 @@ class Settings(BaseSettings):
         return token
 
 
-def async_database_url(url: str) -> str:
-    """Map plain `sqlite://` / `postgresql://` URLs to the async drivers the bot uses."""
-    if url.startswith("sqlite://"):
-        return "sqlite+aiosqlite://" + url.removeprefix("sqlite://")
+def database_url(url: str) -> str:
+    """A database URL with the driver the bot uses: SQLite's own (``sqlite://``; the older
+    ``sqlite+aiosqlite://`` is read as it), asyncpg for PostgreSQL."""
+    if url.startswith(("sqlite://", "sqlite+aiosqlite://")):
+        return "sqlite://" + url.split("://", 1)[1]
     for prefix in (
         "postgresql://",
         "postgres://",
@@ -231,7 +232,7 @@ def async_database_url(url: str) -> str:
     ):
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url.removeprefix(prefix)
-    if url.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+    if url.startswith("postgresql+asyncpg://"):
         return url
     raise ValueError("expected sqlite:///path/to/file.db or postgresql://user:pass@host/db")
 

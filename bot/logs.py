@@ -87,7 +87,6 @@ def setup_logging(
     for noisy in ("httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    logging.getLogger("aiosqlite").setLevel(logging.INFO)  # at DEBUG it logs every cursor call
     logging.getLogger("pymorphy3").setLevel(logging.WARNING)  # "Loading dictionaries ..." at start
     logging.getLogger("alembic").setLevel(logging.WARNING)  # a line per step: bot.db.engine logs one summary
     ptb_request = logging.getLogger("telegram.request.BaseRequest")

@@ -271,6 +271,8 @@ def private_uses(sources: dict[str, str]) -> list[str]:
                     private = [p for p in [*m.split("."), *names] if p.startswith("_") and not p.startswith("__")]
                     if m.split(".")[0] in THIRD_PARTY and private:
                         bad.append(f"{where}:{node.lineno}: imports {m} ({', '.join(private)})")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in KNOWN_PRIVATE:
+                bad.append(f"{where}:{node.lineno}: overrides another library's private hook {node.name}")
             elif (
                 isinstance(node, ast.Attribute)
                 and node.attr.startswith("_")
@@ -295,6 +297,7 @@ def test_no_other_librarys_internals_are_used() -> None:
         ("def f(limiter):\n    return limiter._group_limiters\n", "_group_limiters"),
         ("def f(exc):\n    return exc._retry_after\n", "_retry_after"),
         ("def f(session):\n    return session._some_internal_state\n", "_some_internal_state"),
+        ("class S:\n    @property\n    def _proxied(self):\n        return 1\n", "_proxied"),
     ],
 )
 def test_a_private_internal_is_reported(source: str, culprit: str) -> None:

@@ -405,19 +405,20 @@ async def test_prepared_statements_and_the_orm_share_one_transaction(db_url: str
 
 
 async def test_a_write_of_prepared_statements_is_kept_when_the_session_was_touched(tmp_path: object) -> None:
-    """Looking at the session (``info``, ``is_active``) makes the ORM Session; a unit of work that
-    then runs only prepared statements is still committed."""
+    """Looking at the ORM Session (``info``, ``is_active``) makes it; a unit of work that then runs
+    only prepared statements is still committed."""
     from datetime import UTC, datetime
 
     from bot.db import inbox
+    from bot.db.session import SqliteSession
 
     db = await _db(f"sqlite:///{tmp_path}/t.db")
     async with db.write() as s:
-        assert s.info is not None
+        assert isinstance(s, SqliteSession) and s.sync_session.info is not None
         await inbox.store(s, [(7, "{}")], "host", datetime.now(UTC))
     async with db.write() as s:
         await inbox.store(s, [(8, "{}")], "host", datetime.now(UTC))
-        assert s.is_active
+        assert isinstance(s, SqliteSession) and s.sync_session.is_active
     async with db.read() as s:
         left = await inbox.pending(s, host="host", orphaned_before=datetime.now(UTC))
     assert [update_id for update_id, _ in left] == [7, 8]

@@ -27,7 +27,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_defaults() -> None:
     s = load_settings()
     assert s.telegram_api_url == "https://api.telegram.org"
-    assert s.database_url.startswith("sqlite+aiosqlite:///") and s.database_url.endswith("interview-bot.db")
+    assert s.database_url.startswith("sqlite:///") and s.database_url.endswith("interview-bot.db")
     assert (s.default_timezone, s.default_language, s.admin_ids) == ("Europe/Moscow", "ru", frozenset())
     assert (s.webapp_url, s.webapp_short_name, s.webapp_auth_max_age, s.webapp_dev) == (None, None, 86_400, False)
 

@@ -121,7 +121,7 @@ def _used(db: Database, user_id: int = 1) -> int:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'v.db'}")
+    database = Database(f"sqlite:///{tmp_path / 'v.db'}")
     asyncio.run(database.migrate())
     yield database
     asyncio.run(database.close())

@@ -47,9 +47,9 @@ async def add(db: Database, catalog: Catalog, rng: random.Random, n: int, *, gra
 
 async def test_extended_digest_equals_a_fresh_one(db_url: str, catalog: Catalog) -> None:
     """On SQLite and on PostgreSQL (the answers' hours are counted with each one's SQL)."""
-    from bot.config import async_database_url
+    from bot.config import database_url
 
-    db = Database(async_database_url(db_url))
+    db = Database(database_url(db_url))
     await db.migrate()
     rng = random.Random(3)
     async with db.write() as session:
@@ -97,10 +97,10 @@ async def test_a_restart_starts_from_the_stored_digest(
     """A new process (an empty cache) reads the digest kept in the database and adds the answers
     given since, instead of reading every answer again; a copy it cannot read is made again; /forget
     deletes it."""
-    from bot.config import async_database_url
+    from bot.config import database_url
     from bot.services import user_data
 
-    db = Database(async_database_url(db_url))
+    db = Database(database_url(db_url))
     await db.migrate()
     rng = random.Random(5)
     async with db.write() as session:

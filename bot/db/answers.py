@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Ask, utcnow
+from bot.db.session import Session
 from bot.db.sql import Prepared, binds, core
 
 # storing an answer is the hottest write: prepared statements on the connection (bot.db.sql)
@@ -34,12 +34,12 @@ _LATEST = Prepared(
 )
 
 
-async def _latest(session: AsyncSession, user_id: int, question_id: str) -> Any:
+async def _latest(session: Session, user_id: int, question_id: str) -> Any:
     """The ask and text of the user's latest answer to the question (a row), or None."""
     return (await core(session, _LATEST(session), {"uid": user_id, "qid": question_id})).first()
 
 
-async def latest_text(session: AsyncSession, user_id: int, question_id: str) -> str | None:
+async def latest_text(session: Session, user_id: int, question_id: str) -> str | None:
     """The text of the user's latest answer to the question."""
     found = await _latest(session, user_id, question_id)
     return None if found is None else str(found[1])
@@ -72,21 +72,21 @@ def _values(
     }
 
 
-async def stored_from_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
+async def stored_from_message(session: Session, chat_id: int, message_id: int) -> Answer | None:
     """The answer stored from this message (not from an edit of it), if any: a prepared check
     first, the answer loaded only if there is one (every answer passes here)."""
     found = (await core(session, _FROM_MESSAGE(session), {"chat": chat_id, "message": message_id})).first()
     return await session.get(Answer, found[0]) if found is not None else None
 
 
-async def latest_ask_answered(session: AsyncSession, user_id: int, question_id: str) -> tuple[bool, int | None]:
+async def latest_ask_answered(session: Session, user_id: int, question_id: str) -> tuple[bool, int | None]:
     """Whether the user has answered the question before, and the ask of the latest such answer."""
     found = await _latest(session, user_id, question_id)
     return (False, None) if found is None else (True, found[0])
 
 
 async def add_answer(
-    session: AsyncSession,
+    session: Session,
     *,
     ask: Ask | None,
     question_id: str,
@@ -106,7 +106,7 @@ async def add_answer(
     return Answer(id=answer_id, **values)
 
 
-async def set_grade(session: AsyncSession, answer_id: int, coverage: float, covered: Sequence[int]) -> None:
+async def set_grade(session: Session, answer_id: int, coverage: float, covered: Sequence[int]) -> None:
     """Attach a grade that arrived after the answer was stored."""
     await session.execute(
         update(Answer)
@@ -115,7 +115,7 @@ async def set_grade(session: AsyncSession, answer_id: int, coverage: float, cove
     )
 
 
-async def answer_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Answer | None:
+async def answer_by_message(session: Session, chat_id: int, message_id: int) -> Answer | None:
     result = await session.execute(
         select(Answer)
         .where(Answer.chat_id == chat_id, Answer.message_id == message_id)
@@ -125,7 +125,7 @@ async def answer_by_message(session: AsyncSession, chat_id: int, message_id: int
     return result.scalar_one_or_none()
 
 
-async def latest_answer(session: AsyncSession, user_id: int, question_id: str) -> Answer | None:
+async def latest_answer(session: Session, user_id: int, question_id: str) -> Answer | None:
     result = await session.execute(
         select(Answer)
         .where(Answer.user_id == user_id, Answer.question_id == question_id)
@@ -135,17 +135,17 @@ async def latest_answer(session: AsyncSession, user_id: int, question_id: str) -
     return result.scalar_one_or_none()
 
 
-async def answers_for_ask(session: AsyncSession, ask_id: int) -> int:
+async def answers_for_ask(session: Session, ask_id: int) -> int:
     result = await session.execute(select(func.count(func.distinct(Answer.user_id))).where(Answer.ask_id == ask_id))
     return int(result.scalar_one())
 
 
-async def answered_per_question(session: AsyncSession, user_id: int) -> set[str]:
+async def answered_per_question(session: Session, user_id: int) -> set[str]:
     rows = await session.execute(select(Answer.question_id).where(Answer.user_id == user_id).distinct())
     return set(rows.scalars())
 
 
-async def set_self_grade(session: AsyncSession, user_id: int, question_id: str, grade: int) -> float | None:
+async def set_self_grade(session: Session, user_id: int, question_id: str, grade: int) -> float | None:
     """Attach the self-assessment to the user's latest answer; returns that answer's coverage."""
     answer = await session.scalar(
         select(Answer)

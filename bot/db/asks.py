@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from sqlalchemy import bindparam, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import chats
 from bot.db.models import Ask, Reveal, utcnow
+from bot.db.session import Session
 from bot.db.sql import Prepared, binds, columns, core, detached
 
 # asking a question is the hottest write: prepared statements on the connection (bot.db.sql)
@@ -23,7 +23,7 @@ _SET_MESSAGE = Prepared(
 
 
 async def record_ask(
-    session: AsyncSession,
+    session: Session,
     chat_id: int,
     question_id: str,
     *,
@@ -47,7 +47,7 @@ async def record_ask(
     return Ask(id=ask_id, **values)  # detached: for reading
 
 
-async def forget_ask(session: AsyncSession, ask_id: int, chat_id: int, previous_pending: int | None) -> None:
+async def forget_ask(session: Session, ask_id: int, chat_id: int, previous_pending: int | None) -> None:
     """A question that could not be sent: remove it and restore the chat's previous pending one."""
     ask = await session.get(Ask, ask_id)
     if ask is None:
@@ -57,7 +57,7 @@ async def forget_ask(session: AsyncSession, ask_id: int, chat_id: int, previous_
     await chats.set_pending_ask(session, chat_id, previous_pending, if_pending=ask_id)
 
 
-async def set_ask_message(session: AsyncSession, ask_id: int, message_id: int) -> None:
+async def set_ask_message(session: Session, ask_id: int, message_id: int) -> None:
     await core(session, _SET_MESSAGE(session), {"ask_id": ask_id, "message_id": message_id})
 
 
@@ -74,18 +74,18 @@ _ADD_REVEAL = Prepared(
 )
 
 
-async def ask_by_message(session: AsyncSession, chat_id: int, message_id: int) -> Ask | None:
+async def ask_by_message(session: Session, chat_id: int, message_id: int) -> Ask | None:
     """The ask shown by this message, detached (for reading)."""
     row = (await core(session, _BY_MESSAGE(session), {"chat": chat_id, "message": message_id})).first()
     return detached(Ask, row) if row is not None else None
 
 
-async def get_ask(session: AsyncSession, ask_id: int) -> Ask | None:
+async def get_ask(session: Session, ask_id: int) -> Ask | None:
     """The ask, detached (for reading)."""
     row = (await core(session, _BY_ID(session), {"ask_id": ask_id})).first()
     return detached(Ask, row) if row is not None else None
 
 
-async def add_reveal(session: AsyncSession, question_id: str, chat_id: int, user_id: int | None) -> None:
+async def add_reveal(session: Session, question_id: str, chat_id: int, user_id: int | None) -> None:
     params = {"qid": question_id, "chat": chat_id, "uid": user_id, "at": utcnow()}
     await core(session, _ADD_REVEAL(session), params)

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import srs
 from bot.db.models import Card
+from bot.db.session import Session
 from bot.db.sql import Prepared, binds, columns, core, detached
 
 # every graded answer reviews a card: prepared statements on the connection (bot.db.sql)
@@ -33,7 +33,7 @@ _SET = Prepared(
 
 
 async def review_card(
-    session: AsyncSession,
+    session: Session,
     user_id: int,
     question_id: str,
     *,
@@ -80,7 +80,7 @@ async def review_card(
 
 
 async def due_cards(
-    session: AsyncSession, user_id: int, now: datetime, limit: int = 50, within: Sequence[str] | None = None
+    session: Session, user_id: int, now: datetime, limit: int = 50, within: Sequence[str] | None = None
 ) -> list[Card]:
     stmt = select(Card).where(Card.user_id == user_id, Card.due <= now)
     if within is not None:
@@ -89,11 +89,11 @@ async def due_cards(
     return list((await session.execute(stmt)).scalars())
 
 
-async def next_due(session: AsyncSession, user_id: int) -> datetime | None:
+async def next_due(session: Session, user_id: int) -> datetime | None:
     return await session.scalar(select(func.min(Card.due)).where(Card.user_id == user_id))
 
 
-async def due_questions(session: AsyncSession, user_id: int, now: datetime) -> list[str]:
+async def due_questions(session: Session, user_id: int, now: datetime) -> list[str]:
     """Ids of the user's review cards that are due at ``now``."""
     rows = await session.execute(select(Card.question_id).where(Card.user_id == user_id, Card.due <= now))
     return list(rows.scalars())

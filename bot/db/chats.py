@@ -1,5 +1,5 @@
 """Chats and users: who they are, their settings, the questions a chat has seen, and moving a
-group's history when it becomes a supergroup. Each function takes an :class:`AsyncSession` owned
+group's history when it becomes a supergroup. Each function takes an :class:`Session` owned
 by the caller."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import (
     Answer,
@@ -24,6 +23,7 @@ from bot.db.models import (
     User,
     utcnow,
 )
+from bot.db.session import Session
 from bot.db.sql import Prepared, columns, core, detached, insert_for
 
 
@@ -42,7 +42,7 @@ class ChatInfo:
     title: str | None = None
 
 
-async def upsert_user(session: AsyncSession, info: UserInfo) -> User:
+async def upsert_user(session: Session, info: UserInfo) -> User:
     ins = insert_for(session)(User).values(
         id=info.id,
         first_name=info.first_name[:128],
@@ -67,7 +67,7 @@ async def upsert_user(session: AsyncSession, info: UserInfo) -> User:
     return user
 
 
-async def upsert_chat(session: AsyncSession, info: ChatInfo) -> Chat:
+async def upsert_chat(session: Session, info: ChatInfo) -> Chat:
     ins = insert_for(session)(Chat).values(
         id=info.id,
         type=info.type,
@@ -90,41 +90,41 @@ _CHAT = Prepared(lambda _: select(*columns(Chat)).where(Chat.id == bindparam("id
 _USER = Prepared(lambda _: select(*columns(User)).where(User.id == bindparam("id")))
 
 
-async def read_chat(session: AsyncSession, chat_id: int) -> Chat | None:
+async def read_chat(session: Session, chat_id: int) -> Chat | None:
     """The chat's row as a detached object (every update reads it: a prepared statement)."""
     row = (await core(session, _CHAT(session), {"id": chat_id})).first()
     return detached(Chat, row) if row is not None else None
 
 
-async def read_user(session: AsyncSession, user_id: int) -> User | None:
+async def read_user(session: Session, user_id: int) -> User | None:
     """The user's row as a detached object (every update reads it: a prepared statement)."""
     row = (await core(session, _USER(session), {"id": user_id})).first()
     return detached(User, row) if row is not None else None
 
 
-async def get_chat(session: AsyncSession, chat_id: int) -> Chat | None:
+async def get_chat(session: Session, chat_id: int) -> Chat | None:
     return await session.get(Chat, chat_id)
 
 
-async def get_user(session: AsyncSession, user_id: int) -> User | None:
+async def get_user(session: Session, user_id: int) -> User | None:
     return await session.get(User, user_id)
 
 
-async def set_chat_fields(session: AsyncSession, chat_id: int, **values: object) -> None:
+async def set_chat_fields(session: Session, chat_id: int, **values: object) -> None:
     await session.execute(update(Chat).where(Chat.id == chat_id).values(**values))
 
 
-async def set_user_fields(session: AsyncSession, user_id: int, **values: object) -> None:
+async def set_user_fields(session: Session, user_id: int, **values: object) -> None:
     await session.execute(update(User).where(User.id == user_id).values(**values))
 
 
-async def set_board_opt_out(session: AsyncSession, user_id: int, opted_out: bool) -> None:
+async def set_board_opt_out(session: Session, user_id: int, opted_out: bool) -> None:
     user = await session.get(User, user_id)
     if user is not None:
         user.board_opt_out = opted_out
 
 
-async def subscribed_chat_ids(session: AsyncSession) -> list[int]:
+async def subscribed_chat_ids(session: Session) -> list[int]:
     """The chats with the daily push on (a broadcast's audience)."""
     return list((await session.execute(select(Chat.id).where(Chat.push_enabled.is_(True)))).scalars())
 
@@ -134,7 +134,7 @@ _SEEN_COUNTS = Prepared(
 )
 
 
-async def seen_counts(session: AsyncSession, chat_id: int) -> dict[str, int]:
+async def seen_counts(session: Session, chat_id: int) -> dict[str, int]:
     rows = await core(session, _SEEN_COUNTS(session), {"chat_id": chat_id})
     return {qid: count for qid, count in cast("list[tuple[str, int]]", rows.all())}
 
@@ -153,12 +153,12 @@ _SET_PENDING = Prepared(
 )
 
 
-async def count_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:
+async def count_seen(session: Session, chat_id: int, question_id: str) -> None:
     """One more showing of the question in the chat (every question asked: a prepared statement)."""
     await core(session, _COUNT_SEEN(session), {"chat": chat_id, "qid": question_id})
 
 
-async def uncount_seen(session: AsyncSession, chat_id: int, question_id: str) -> None:
+async def uncount_seen(session: Session, chat_id: int, question_id: str) -> None:
     """Take back one showing (of a question that could not be sent)."""
     await session.execute(
         update(ChatSeen)
@@ -167,9 +167,7 @@ async def uncount_seen(session: AsyncSession, chat_id: int, question_id: str) ->
     )
 
 
-async def set_pending_ask(
-    session: AsyncSession, chat_id: int, ask_id: int | None, *, if_pending: int | None = None
-) -> None:
+async def set_pending_ask(session: Session, chat_id: int, ask_id: int | None, *, if_pending: int | None = None) -> None:
     """The chat's pending question (the next plain message answers it); with ``if_pending``, only
     when that one is pending now."""
     if if_pending is None:  # every question asked: a prepared statement
@@ -186,7 +184,7 @@ _CHAT_SETTINGS = (
 )  # fmt: skip
 
 
-async def migrate_chat(session: AsyncSession, old_id: int, new_id: int) -> None:
+async def migrate_chat(session: Session, old_id: int, new_id: int) -> None:
     """A group became a supergroup: move its settings and history to the new id.
 
     Idempotent and order-independent: Telegram sends a service message to each id, and either may

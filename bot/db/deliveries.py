@@ -10,9 +10,9 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Chat, Delivery, DeliveryStatus
+from bot.db.session import Session
 from bot.db.sql import insert_for
 
 INSERT_CHUNK = 500  # rows per INSERT: 7 parameters each, far below SQLite's and asyncpg's limits
@@ -23,16 +23,16 @@ def _chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, An
         yield rows[start : start + size]
 
 
-def _skip_locked(session: AsyncSession) -> bool:
+def _skip_locked(session: Session) -> bool:
     return session.get_bind().dialect.name != "sqlite"
 
 
-async def last_delivery_date(session: AsyncSession, chat_id: int) -> date | None:
+async def last_delivery_date(session: Session, chat_id: int) -> date | None:
     """The local date of the chat's latest daily push (a day already served gets no second one)."""
     return await session.scalar(select(func.max(Delivery.local_date)).where(Delivery.chat_id == chat_id))
 
 
-async def due_chats(session: AsyncSession, now: datetime, limit: int) -> Sequence[Any]:
+async def due_chats(session: Session, now: datetime, limit: int) -> Sequence[Any]:
     """The subscribed chats whose next push instant has passed, earliest first, with what a claim
     needs (locked against other claimers on PostgreSQL)."""
     due = (
@@ -49,9 +49,7 @@ async def due_chats(session: AsyncSession, now: datetime, limit: int) -> Sequenc
     return (await session.execute(due)).all()
 
 
-async def insert_claims(
-    session: AsyncSession, rows: list[dict[str, Any]]
-) -> list[tuple[int, int, date, str, datetime]]:
+async def insert_claims(session: Session, rows: list[dict[str, Any]]) -> list[tuple[int, int, date, str, datetime]]:
     """Insert ``deliveries`` rows, leaving alone any (chat, local date) taken already; returns
     ``(id, chat_id, local_date, status, due_at)`` of the rows inserted."""
     out: list[tuple[int, int, date, str, datetime]] = []
@@ -65,13 +63,13 @@ async def insert_claims(
     return out
 
 
-async def move_schedules(session: AsyncSession, moves: list[dict[str, Any]]) -> None:
+async def move_schedules(session: Session, moves: list[dict[str, Any]]) -> None:
     """Set each chat's next push (``{"id": chat id, **schedule fields}`` per chat)."""
     if moves:
         await session.execute(update(Chat), moves)
 
 
-async def expired_claims(session: AsyncSession, now: datetime, limit: int) -> list[tuple[Delivery, Chat]]:
+async def expired_claims(session: Session, now: datetime, limit: int) -> list[tuple[Delivery, Chat]]:
     """Claims whose lease ran out before they were marked sent, oldest first, with their chats."""
     expired = (
         select(Delivery, Chat)
@@ -86,7 +84,7 @@ async def expired_claims(session: AsyncSession, now: datetime, limit: int) -> li
 
 
 async def mark_sent(
-    session: AsyncSession, delivery_id: int, message_id: int, question_id: str | None, now: datetime
+    session: Session, delivery_id: int, message_id: int, question_id: str | None, now: datetime
 ) -> None:
     """Record a delivered push (in the caller's transaction, with whatever else it records)."""
     await session.execute(
@@ -96,11 +94,11 @@ async def mark_sent(
     )
 
 
-async def set_status(session: AsyncSession, delivery_id: int, status: DeliveryStatus, error: str | None) -> None:
+async def set_status(session: Session, delivery_id: int, status: DeliveryStatus, error: str | None) -> None:
     await session.execute(update(Delivery).where(Delivery.id == delivery_id).values(status=status, error=error))
 
 
-async def release(session: AsyncSession, delivery_ids: list[int], now: datetime) -> None:
+async def release(session: Session, delivery_ids: list[int], now: datetime) -> None:
     """Let the claims' leases run out now: the next tick takes them at once."""
     await session.execute(
         update(Delivery)
@@ -109,14 +107,12 @@ async def release(session: AsyncSession, delivery_ids: list[int], now: datetime)
     )
 
 
-async def reveal_chat_ids(session: AsyncSession) -> list[int]:
+async def reveal_chat_ids(session: Session) -> list[int]:
     """The few chats with an evening reveal (a partial index)."""
     return list((await session.execute(select(Chat.id).where(Chat.reveal_minute.is_not(None)))).scalars())
 
 
-async def unrevealed(
-    session: AsyncSession, chat_ids: list[int], since: date, limit: int
-) -> list[tuple[Delivery, Chat]]:
+async def unrevealed(session: Session, chat_ids: list[int], since: date, limit: int) -> list[tuple[Delivery, Chat]]:
     """Sent pushes from ``since`` on, not yet revealed, of these chats (still with a reveal)."""
     rows = await session.execute(
         select(Delivery, Chat)

@@ -1,11 +1,13 @@
 """Engine, sessions and migrations. Nothing is created at import time.
 
-SQLite: WAL, foreign keys; pysqlite's own transaction handling is switched off so that write
-transactions start with ``BEGIN IMMEDIATE`` (a read-then-write transaction can otherwise fail with
-SQLITE_BUSY), and writers inside one process queue on a lock. Statements run on the event-loop thread
-(``bot.db.inline_sqlite``: a thread hand-off costs more than a local statement), so a connection's
-``busy_timeout`` is short and a write waits for another process's writer asleep, in ``Database.write``.
-PostgreSQL: plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the scheduler).
+One data path per backend. SQLite: one sync pysqlite engine, and statements run on the event-loop
+thread (:class:`bot.db.session.SqliteSession`: a thread hand-off costs more than a local statement);
+WAL, foreign keys; pysqlite's own transaction handling is switched off so that write transactions
+start with ``BEGIN IMMEDIATE`` (a read-then-write transaction can otherwise fail with SQLITE_BUSY),
+and writers inside one process queue on a lock. A connection's ``busy_timeout`` is short and a
+write waits for another process's writer asleep, in ``Database.write``. PostgreSQL: asyncpg through
+SQLAlchemy's ``AsyncSession``; plain transactions; concurrent claimers use ``SKIP LOCKED`` (see the
+scheduler).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from alembic import command
@@ -29,26 +31,24 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
-    AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import StaticPool
 
-from bot.config import async_database_url
-from bot.db import inline_sqlite
-from bot.db.inline_session import InlineSession, begin_on
+from bot.config import database_url
+from bot.db.session import Session, SqliteSession, begin_on
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's write transaction
-# SQLite runs on the event-loop thread (bot.db.inline_sqlite): SQLite's own wait would stall every
+# SQLite runs on the event-loop thread (bot.db.session): SQLite's own wait would stall every
 # chat, so a connection waits at most this long and Database.write waits the rest asleep
 SQLITE_INLINE_BUSY_TIMEOUT_MS = 20
 MIGRATION_LOCK_KEY = 0x1B07_5EED  # pg_advisory_xact_lock key held while migrating
 
-# A unit of work's session, for code outside bot.db that passes one on (it writes no SQL itself)
-Session: TypeAlias = AsyncSession
+__all__ = ["DATABASE_ERRORS", "Database", "Session", "database_problem", "describe_url"]
 
 # What a database that cannot be reached, opened or written raises (at start-up: one line, exit 2)
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (SQLAlchemyError, OSError)
@@ -72,7 +72,7 @@ def describe_url(url: str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
-def _setup_sqlite(engine: Engine, *, raw_begin: bool = False) -> None:
+def _setup_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
@@ -93,12 +93,9 @@ def _setup_sqlite(engine: Engine, *, raw_begin: bool = False) -> None:
             finally:
                 conn.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_INLINE_BUSY_TIMEOUT_MS}")
             return
-        if not raw_begin:
-            conn.exec_driver_sql(f"BEGIN {mode}")
-            return
         driver = conn.connection.driver_connection
         assert isinstance(driver, sqlite3.Connection)
-        if not driver.in_transaction:  # an InlineSession's unit of work began it already
+        if not driver.in_transaction:  # a SqliteSession's unit of work began it already
             begin_on(driver, mode)
 
 
@@ -125,38 +122,22 @@ async def _when_unlocked(begin: Callable[[], Awaitable[T]]) -> T:
         pause = min(pause * 2, 0.2)
 
 
-def make_inline_engine(url: str) -> Engine | None:
-    """The sync pysqlite engine of a SQLite file URL, for :class:`InlineSession` (None otherwise).
-    Its transactions begin on the driver's connection directly (a few µs; through SQLAlchemy's
-    execution path a ``BEGIN`` costs as much as a query)."""
-    url = async_database_url(url)
-    if not url.startswith("sqlite"):
-        return None
-    path = url.split("///", 1)[-1]
-    if not path or path == ":memory:" or "?" in path:
-        return None
-    # never wait for a free connection: a wait would block the event loop, the only thread that
-    # can give one back (units of work beyond the 8 kept open get a connection of their own)
-    engine = create_engine(f"sqlite:///{path}", pool_size=8, max_overflow=-1)
-    _setup_sqlite(engine, raw_begin=True)
+def sqlite_engine(url: str) -> Engine:
+    """The sync pysqlite engine of a SQLite URL. Its transactions begin on the driver's connection
+    directly (a few µs; through SQLAlchemy's execution path a ``BEGIN`` costs as much as a query).
+    An in-memory database is one connection shared by every unit of work."""
+    rest = url.split("://", 1)[1].removeprefix("/")  # sqlite:///path → path; sqlite:// → ""
+    path = rest.split("?", 1)[0]
+    if not path or path == ":memory:":
+        engine = create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        with contextlib.suppress(OSError):  # if it cannot be made, connecting says so (one line)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # never wait for a free connection: a wait would block the event loop, the only thread that
+        # can give one back (units of work beyond the 8 kept open get a connection of their own)
+        engine = create_engine(f"sqlite:///{rest}", pool_size=8, max_overflow=-1)
+    _setup_sqlite(engine)
     return engine
-
-
-def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    url = async_database_url(url)
-    if url.startswith("sqlite"):
-        inline_sqlite.register()
-        url = url.replace("sqlite+aiosqlite://", f"{inline_sqlite.DIALECT}://", 1)
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            with contextlib.suppress(OSError):  # if it cannot be made, connecting says so (one line)
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, **kwargs)
-        _setup_sqlite(engine.sync_engine)
-        return engine
-    kwargs.setdefault("pool_pre_ping", True)
-    kwargs.setdefault("pool_size", 10)
-    return create_async_engine(url, **kwargs)
 
 
 class Database:
@@ -167,55 +148,60 @@ class Database:
     """
 
     def __init__(self, url: str, **engine_kwargs: Any) -> None:
-        self.url = async_database_url(url)
-        self.engine = make_engine(self.url, **engine_kwargs)
-        self.is_sqlite = self.engine.dialect.name == "sqlite"
-        writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
-        self._read = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._write = async_sessionmaker(writer, expire_on_commit=False)
+        self.url = database_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        self.engine: Engine | AsyncEngine
+        if self.is_sqlite:
+            self.engine = self._sqlite = sqlite_engine(self.url)
+            self._sqlite_sessions = sessionmaker(self._sqlite, expire_on_commit=False)
+        else:
+            engine_kwargs.setdefault("pool_pre_ping", True)
+            engine_kwargs.setdefault("pool_size", 10)
+            self.engine = self._async = create_async_engine(self.url, **engine_kwargs)
+            self._sessions = async_sessionmaker(self._async, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
-        # SQLite files: units of work through a sync Session on the loop thread (InlineSession)
-        self.inline_engine = make_inline_engine(self.url) if self.is_sqlite and not engine_kwargs else None
-        if self.inline_engine is not None:
-            self._inline_sessions = sessionmaker(self.inline_engine, expire_on_commit=False)
         # Runs at the end of every write transaction, in it (the inbox adds its "done" marks there,
         # so they cost no transaction of their own); returns how to undo its bookkeeping if the
         # transaction fails.
-        self.piggyback: Callable[[AsyncSession], Awaitable[Callable[[], None] | None]] | None = None
+        self.piggyback: Callable[[Session], Awaitable[Callable[[], None] | None]] | None = None
+
+    @property
+    def sync_engine(self) -> Engine:
+        """The engine's sync side (for event listeners: statement counters in benchmarks)."""
+        return self.engine if isinstance(self.engine, Engine) else self.engine.sync_engine
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        if self.inline_engine is not None:
-            inline = InlineSession(self.inline_engine, self._inline_sessions)  # begins at its first statement
+    async def read(self) -> AsyncIterator[Session]:
+        if self.is_sqlite:
+            unit = SqliteSession(self._sqlite, self._sqlite_sessions)  # begins at its first statement
             try:
-                yield inline
+                yield unit
             finally:
-                inline.release()
+                unit.release()
             return
-        async with self._read() as session:
+        async with self._sessions() as session:
             yield session
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncSession]:
+    async def write(self) -> AsyncIterator[Session]:
         async with self._write_lock or contextlib.nullcontext():
             undo: Callable[[], None] | None = None
-            if self.inline_engine is not None:
-                inline = await self._begin_inline_write()
+            if self.is_sqlite:
+                unit = await self._begin_sqlite_write()
                 try:
-                    yield inline
+                    yield unit
                     if self.piggyback is not None:
-                        undo = await self.piggyback(inline)
-                    inline.finish(commit=True)
+                        undo = await self.piggyback(unit)
+                    unit.finish(commit=True)
                 except BaseException:
                     if undo is not None:
                         undo()
                     raise
                 finally:
-                    inline.release()  # rolls back what was not committed
+                    unit.release()  # rolls back what was not committed
                 return
             try:
-                async with AsyncExitStack() as transaction:
-                    session = await self._begin_write(transaction)
+                async with self._sessions() as session, session.begin():
                     yield session
                     if self.piggyback is not None:
                         undo = await self.piggyback(session)
@@ -224,60 +210,52 @@ class Database:
                     undo()
                 raise
 
-    async def _begin_write(self, stack: AsyncExitStack) -> AsyncSession:
-        """A session in a started write transaction (:func:`_when_unlocked`)."""
+    async def _begin_sqlite_write(self) -> SqliteSession:
+        """A unit of work in a started write transaction (``BEGIN IMMEDIATE`` now, not at its first
+        statement), waiting asleep while another process writes (:func:`_when_unlocked`)."""
 
-        async def attempt() -> tuple[AsyncExitStack, AsyncSession]:
-            opened = AsyncExitStack()
-            session = await opened.enter_async_context(self._write())
-            await opened.enter_async_context(session.begin())
-            try:
-                if self.is_sqlite:
-                    await session.connection()  # emits BEGIN IMMEDIATE now, not at the first statement
-            except OperationalError as exc:
-                await opened.__aexit__(type(exc), exc, exc.__traceback__)
-                raise
-            return opened, session
-
-        opened, session = await _when_unlocked(attempt)
-        stack.push_async_exit(opened)
-        return session
-
-    async def _begin_inline_write(self) -> InlineSession:
-        """:meth:`_begin_write` for the inline sessions."""
-        assert self.inline_engine is not None
-        engine = self.inline_engine
-
-        async def attempt() -> InlineSession:
-            session = InlineSession(engine, self._inline_sessions, begin="IMMEDIATE")
-            session.begin_now()  # BEGIN IMMEDIATE now, not at the first statement (cleans up if it fails)
-            return session
+        async def attempt() -> SqliteSession:
+            unit = SqliteSession(self._sqlite, self._sqlite_sessions, begin="IMMEDIATE")
+            unit.begin_now()  # cleans up if it fails
+            return unit
 
         return await _when_unlocked(attempt)
 
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock
         makes instances that start together migrate one after another."""
-        migrator = self.engine.execution_options(sqlite_begin="IMMEDIATE WAIT") if self.is_sqlite else self.engine
-        async with migrator.begin() as conn:
-            if not self.is_sqlite:
-                await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-            await conn.run_sync(_upgrade)
-            # a real (unchanging) write: a database that cannot be written fails here, at start
-            await conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
+        if self.is_sqlite:
+            # at start-up nothing else runs yet: SQLite's own wait may block
+            with self._sqlite.execution_options(sqlite_begin="IMMEDIATE WAIT").begin() as conn:
+                _upgrade_checked(conn)
+            return
+        async with self._async.begin() as conn:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            await conn.run_sync(_upgrade_checked)
 
     async def ping(self) -> bool:
         try:
-            async with self.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            if self.is_sqlite:
+                with self._sqlite.connect() as conn:
+                    conn.execute(text("SELECT 1"))
+            else:
+                async with self._async.connect() as aconn:
+                    await aconn.execute(text("SELECT 1"))
         except Exception:
             return False
         return True
 
     async def close(self) -> None:
-        if self.inline_engine is not None:
-            self.inline_engine.dispose()
-        await self.engine.dispose()
+        if self.is_sqlite:
+            self._sqlite.dispose()
+        else:
+            await self._async.dispose()
+
+
+def _upgrade_checked(connection: Connection) -> None:
+    _upgrade(connection)
+    # a real (unchanging) write: a database that cannot be written fails here, at start
+    connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
 
 
 def alembic_config() -> Config:
@@ -295,6 +273,25 @@ def _upgrade(connection: Connection) -> None:
     after = MigrationContext.configure(connection).get_current_revision()
     if after != before:
         log.info("database schema %s: %s → %s", "created" if before is None else "upgraded", before or "empty", after)
+
+
+def run_in_transaction(url: str, fn: Callable[[Connection], None]) -> None:
+    """``fn`` on a connection in a transaction of the database at ``url`` (Alembic's own command
+    line, run without the bot: its env.py)."""
+
+    async def _run() -> None:
+        db = Database(url)
+        try:
+            if isinstance(db.engine, Engine):
+                with db.engine.begin() as conn:
+                    fn(conn)
+            else:
+                async with db.engine.begin() as aconn:
+                    await aconn.run_sync(fn)
+        finally:
+            await db.close()
+
+    asyncio.run(_run())
 
 
 def migrate_sync(url: str) -> None:

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import bindparam, delete, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import InboxUpdate
+from bot.db.session import Session
 from bot.db.sql import Prepared, binds, core
 
 # every update passes here: prepared statements on the connection (bot.db.sql)
@@ -29,7 +29,7 @@ _DONE = Prepared(
 )
 
 
-async def store(session: AsyncSession, rows: Sequence[tuple[int, str]], host: str, now: datetime) -> set[int]:
+async def store(session: Session, rows: Sequence[tuple[int, str]], host: str, now: datetime) -> set[int]:
     """Insert ``(update_id, raw JSON)`` rows; returns the ids seen for the first time (by any
     instance sharing the database). An id taken before is left alone: a redelivery."""
     statement = _STORE(session)
@@ -50,7 +50,7 @@ _DONE_ONE = Prepared(
 )
 
 
-async def mark_done(session: AsyncSession, update_ids: Iterable[int], now: datetime) -> None:
+async def mark_done(session: Session, update_ids: Iterable[int], now: datetime) -> None:
     ids = sorted(set(update_ids))
     if len(ids) <= 8:  # the usual batch (what finished since the last write): one prepared UPDATE each
         statement = _DONE_ONE(session)
@@ -63,7 +63,7 @@ async def mark_done(session: AsyncSession, update_ids: Iterable[int], now: datet
 
 
 async def pending(
-    session: AsyncSession, *, host: str, orphaned_before: datetime, limit: int = 5000
+    session: Session, *, host: str, orphaned_before: datetime, limit: int = 5000
 ) -> list[tuple[int, str]]:
     """Updates taken but not handled: this host's (it stopped or crashed before handling them),
     and any instance's that have waited since ``orphaned_before`` (that instance is gone)."""
@@ -80,7 +80,7 @@ async def pending(
     return [(int(update_id), str(payload)) for update_id, payload in rows]
 
 
-async def prune(session: AsyncSession, older_than: datetime) -> None:
+async def prune(session: Session, older_than: datetime) -> None:
     """Forget handled inbox rows older than ``older_than`` (pending ones stay)."""
     await session.execute(
         delete(InboxUpdate).where(InboxUpdate.done_at.is_not(None), InboxUpdate.received_at < older_than)

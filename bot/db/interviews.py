@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Interview, InterviewItem, InterviewStatus
+from bot.db.session import Session
 
 
-async def open_interview(session: AsyncSession, user_id: int, chat_id: int) -> Interview | None:
+async def open_interview(session: Session, user_id: int, chat_id: int) -> Interview | None:
     return await session.scalar(
         select(Interview)
         .where(Interview.user_id == user_id, Interview.chat_id == chat_id, Interview.status == InterviewStatus.OPEN)
@@ -21,7 +21,7 @@ async def open_interview(session: AsyncSession, user_id: int, chat_id: int) -> I
 
 
 async def create_interview(
-    session: AsyncSession,
+    session: Session,
     user_id: int,
     chat_id: int,
     question_ids: Sequence[str],
@@ -50,18 +50,18 @@ async def create_interview(
     return interview
 
 
-async def items(session: AsyncSession, interview_id: int) -> list[InterviewItem]:
+async def items(session: Session, interview_id: int) -> list[InterviewItem]:
     rows = await session.execute(
         select(InterviewItem).where(InterviewItem.interview_id == interview_id).order_by(InterviewItem.position)
     )
     return list(rows.scalars())
 
 
-async def item_at(session: AsyncSession, interview_id: int, position: int) -> InterviewItem | None:
+async def item_at(session: Session, interview_id: int, position: int) -> InterviewItem | None:
     return await session.get(InterviewItem, (interview_id, position))
 
 
-async def item_for_ask(session: AsyncSession, ask_id: int) -> tuple[Interview, InterviewItem] | None:
+async def item_for_ask(session: Session, ask_id: int) -> tuple[Interview, InterviewItem] | None:
     row = (
         await session.execute(
             select(Interview, InterviewItem)
@@ -73,7 +73,7 @@ async def item_for_ask(session: AsyncSession, ask_id: int) -> tuple[Interview, I
     return (row[0], row[1]) if row else None
 
 
-async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int, question_id: str, grade: int) -> None:
+async def grade_interview_item(session: Session, user_id: int, chat_id: int, question_id: str, grade: int) -> None:
     """A self-assessment for a question of the user's latest interview in this chat."""
     latest = await session.scalar(
         select(Interview.id)
@@ -90,14 +90,14 @@ async def grade_interview_item(session: AsyncSession, user_id: int, chat_id: int
     )
 
 
-async def item_asked(session: AsyncSession, interview_id: int, position: int, *, ask_id: int, now: datetime) -> None:
+async def item_asked(session: Session, interview_id: int, position: int, *, ask_id: int, now: datetime) -> None:
     item = await item_at(session, interview_id, position)
     assert item is not None
     item.ask_id, item.asked_at = ask_id, now
 
 
 async def item_answered(
-    session: AsyncSession, interview_id: int, position: int, *, coverage: float, follow_up: str | None, now: datetime
+    session: Session, interview_id: int, position: int, *, coverage: float, follow_up: str | None, now: datetime
 ) -> None:
     """The item's question was answered (and graded); ``follow_up``: the examiner's follow-up question."""
     item = await item_at(session, interview_id, position)
@@ -107,13 +107,13 @@ async def item_answered(
         item.follow_up = follow_up
 
 
-async def follow_up_answered(session: AsyncSession, interview_id: int, position: int, text: str) -> None:
+async def follow_up_answered(session: Session, interview_id: int, position: int, text: str) -> None:
     item = await item_at(session, interview_id, position)
     assert item is not None
     item.follow_up_answer = text
 
 
-async def advance(session: AsyncSession, interview_id: int, position: int, *, skipped: bool, now: datetime) -> int:
+async def advance(session: Session, interview_id: int, position: int, *, skipped: bool, now: datetime) -> int:
     """Move the interview past the item at ``position`` (marked skipped, when it was); returns the
     interview's new position."""
     item = await item_at(session, interview_id, position)
@@ -126,7 +126,7 @@ async def advance(session: AsyncSession, interview_id: int, position: int, *, sk
     return interview.position
 
 
-async def close(session: AsyncSession, interview_id: int, status: InterviewStatus, now: datetime) -> None:
+async def close(session: Session, interview_id: int, status: InterviewStatus, now: datetime) -> None:
     """Finish or abandon the interview."""
     interview = await session.get(Interview, interview_id)
     assert interview is not None
@@ -134,16 +134,16 @@ async def close(session: AsyncSession, interview_id: int, status: InterviewStatu
     interview.finished_at = now
 
 
-async def get(session: AsyncSession, interview_id: int) -> Interview | None:
+async def get(session: Session, interview_id: int) -> Interview | None:
     return await session.get(Interview, interview_id)
 
 
-async def answer_to(session: AsyncSession, ask_id: int) -> Answer | None:
+async def answer_to(session: Session, ask_id: int) -> Answer | None:
     """The latest answer stored for an interview's ask."""
     result = await session.execute(select(Answer).where(Answer.ask_id == ask_id).order_by(Answer.id.desc()).limit(1))
     return result.scalar_one_or_none()
 
 
-async def of_ask(session: AsyncSession, ask_id: int) -> int | None:
+async def of_ask(session: Session, ask_id: int) -> int | None:
     """The interview an ask belongs to."""
     return await session.scalar(select(InterviewItem.interview_id).where(InterviewItem.ask_id == ask_id))

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Poll, PollAnswer, User, utcnow
+from bot.db.session import Session
 from bot.db.sql import insert_for
 
 BOARD_SIZE = 10
@@ -29,7 +29,7 @@ class BoardRow:
 
 
 async def record_poll(
-    session: AsyncSession,
+    session: Session,
     *,
     poll_id: str,
     chat_id: int,
@@ -52,12 +52,12 @@ async def record_poll(
     return poll
 
 
-async def get_poll(session: AsyncSession, poll_id: str) -> Poll | None:
+async def get_poll(session: Session, poll_id: str) -> Poll | None:
     return await session.get(Poll, poll_id)
 
 
 async def record_poll_answer(
-    session: AsyncSession, poll: Poll, user_id: int, option: int | None, *, at: datetime | None = None
+    session: Session, poll: Poll, user_id: int, option: int | None, *, at: datetime | None = None
 ) -> PollAnswer | None:
     """Store (or change) a member's answer; ``option`` None means the vote was retracted, which
     removes it. Returns the stored answer."""
@@ -82,7 +82,7 @@ async def record_poll_answer(
     return await session.get(PollAnswer, (poll.id, user_id), populate_existing=True)
 
 
-async def quizzed_terms(session: AsyncSession, chat_id: int) -> dict[str, int]:
+async def quizzed_terms(session: Session, chat_id: int) -> dict[str, int]:
     """How many times each glossary term was quizzed in a chat."""
     rows = await session.execute(
         select(Poll.term_id, func.count()).where(Poll.chat_id == chat_id).group_by(Poll.term_id)
@@ -91,7 +91,7 @@ async def quizzed_terms(session: AsyncSession, chat_id: int) -> dict[str, int]:
 
 
 async def leaderboard(
-    session: AsyncSession, chat_id: int, *, since: datetime | None = None, limit: int = BOARD_SIZE
+    session: Session, chat_id: int, *, since: datetime | None = None, limit: int = BOARD_SIZE
 ) -> list[BoardRow]:
     """The group's top members since ``since`` (all time if None), best first."""
     best = func.max(func.coalesce(Answer.coverage, 0.0))

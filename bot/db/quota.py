@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TypeVar
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import LLMUsage, SttUsage
+from bot.db.session import Session
 
 U = TypeVar("U", LLMUsage, SttUsage)
 
 
-async def take(session: AsyncSession, table: type[U], user_id: int, day: str, limit: int) -> bool:
+async def take(session: Session, table: type[U], user_id: int, day: str, limit: int) -> bool:
     """Count one use for the user on ``day`` in ``table``; False once ``limit`` is reached."""
     query = select(table).where(table.user_id == user_id, table.day == day).with_for_update()
     row = (await session.execute(query)).scalar_one_or_none()

@@ -7,7 +7,7 @@ statements once, with bind parameters (:class:`Prepared`), and run them on the s
 execution path ~65 µs more, against ~35 µs for the prepared statement itself (SQLite, measured on
 this project's machine). What they return are plain rows.
 
-On SQLite files (:class:`InlineSession`) a prepared statement goes one step further: it is compiled
+On SQLite files (:class:`SqliteSession`) a prepared statement goes one step further: it is compiled
 once into its SQL text, its parameters' order and its types' converters (:class:`_Plan`), and runs
 on the session's sqlite3 connection directly: ~8 µs against ~26 µs through SQLAlchemy's execution
 path (which builds an execution context, a cursor wrapper and a result for every call). The rows
@@ -26,14 +26,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect, Result
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.inline_session import InlineSession
+from bot.db.session import Session, SqliteSession
 
 T = TypeVar("T")
 
 
-def insert_for(session: AsyncSession) -> Any:
+def insert_for(session: Session) -> Any:
     """The ``insert`` construct of the session's dialect (both have ``on_conflict_do_nothing`` and
     ``on_conflict_do_update``, ``excluded`` and ``returning``)."""
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
@@ -52,7 +51,7 @@ class Prepared:
         self._build = build
         self._built: dict[str, Any] = {}
 
-    def __call__(self, session: AsyncSession) -> Any:
+    def __call__(self, session: Session) -> Any:
         dialect = session.get_bind().dialect.name
         statement = self._built.get(dialect)
         if statement is None:
@@ -171,11 +170,11 @@ def detached(model: type[T], row: Any) -> T:
     return made
 
 
-async def core(session: AsyncSession, statement: Any, params: Mapping[str, Any] | None = None) -> Rows:
+async def core(session: Session, statement: Any, params: Mapping[str, Any] | None = None) -> Rows:
     """Run a Core statement on the session's connection, in its transaction, past the ORM (no
     autoflush: flush first if the session holds new objects the statement must see). On SQLite
     files a statement made by a :class:`Prepared` runs as a :class:`_Plan`."""
-    if isinstance(session, InlineSession):
+    if isinstance(session, SqliteSession):
         key = id(statement)
         if key in _plans:
             plan = _plans[key]

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Chat, User
+from bot.db.session import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,7 @@ class Usage:
     answers_per_day: dict[str, int]  # "MM-DD" → answers, the last 7 days
 
 
-async def usage(session: AsyncSession, now: datetime) -> Usage:
+async def usage(session: Session, now: datetime) -> Usage:
     active = {}
     for days in (1, 7, 30):
         active[days] = await session.scalar(

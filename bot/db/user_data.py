@@ -9,7 +9,6 @@ from typing import Any, cast
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import CursorResult
-from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Delete
 
 from bot.core.stats import AnswerFact
@@ -30,6 +29,7 @@ from bot.db.models import (
     Reveal,
     User,
 )
+from bot.db.session import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ class UserData:
     private_chat: bool = False  # the private chat row with its history and settings
 
 
-async def answer_facts(session: AsyncSession, user_id: int) -> list[AnswerFact]:
+async def answer_facts(session: Session, user_id: int) -> list[AnswerFact]:
     rows = await session.execute(
         select(Answer.question_id, Answer.created_at, Answer.coverage, Answer.self_grade)
         .where(Answer.user_id == user_id)
@@ -69,7 +69,7 @@ async def answer_facts(session: AsyncSession, user_id: int) -> list[AnswerFact]:
     return [AnswerFact(qid, at, coverage, grade) for qid, at, coverage, grade in rows.all()]
 
 
-async def exported_answers(session: AsyncSession, user_id: int) -> list[ExportedAnswer]:
+async def exported_answers(session: Session, user_id: int) -> list[ExportedAnswer]:
     rows = await session.execute(
         select(
             Answer.question_id,
@@ -99,12 +99,12 @@ async def exported_answers(session: AsyncSession, user_id: int) -> list[Exported
     return out
 
 
-async def _count(session: AsyncSession, model: Any, *where: Any) -> int:
+async def _count(session: Session, model: Any, *where: Any) -> int:
     result = await session.execute(select(func.count()).select_from(model).where(*where))
     return int(result.scalar_one())
 
 
-async def stored_data(session: AsyncSession, user_id: int) -> UserData:
+async def stored_data(session: Session, user_id: int) -> UserData:
     return UserData(
         answers=await _count(session, Answer, Answer.user_id == user_id),
         group_answers=await _count(session, Answer, Answer.user_id == user_id, Answer.chat_id != user_id),
@@ -117,12 +117,12 @@ async def stored_data(session: AsyncSession, user_id: int) -> UserData:
     )
 
 
-async def _deleted(session: AsyncSession, statement: Delete) -> int:
+async def _deleted(session: Session, statement: Delete) -> int:
     result = cast(CursorResult[Any], await session.execute(statement))
     return max(result.rowcount, 0)
 
 
-async def forget_user(session: AsyncSession, user_id: int) -> UserData:
+async def forget_user(session: Session, user_id: int) -> UserData:
     """Delete everything stored about the user: their answers (in every chat), reveals, cards,
     interviews, quiz answers, the user row, and their private chat (id == user id) with its asks,
     seen counts, daily deliveries and quiz polls. Group chats stay; questions the user asked for

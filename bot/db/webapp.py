@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Integer, String, and_, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Answer, Card, Chat, ProgressDigest, utcnow
+from bot.db.session import Session
 from bot.db.sql import insert_for
 
 
@@ -61,7 +61,7 @@ class AnswerRow:
     chat_title: str | None
 
 
-def _slot(session: AsyncSession, seconds: int) -> Any:
+def _slot(session: Session, seconds: int) -> Any:
     """The answer's time slot (an hour, or a quarter hour) on either backend: SQLite keeps UTC
     times as text ("2026-12-01 09:30:00.000000"), so an hour is a prefix of it (cheaper than a
     date function per row); otherwise seconds since the epoch // ``seconds``."""
@@ -78,7 +78,7 @@ def _slot_start(value: Any, seconds: int) -> datetime:
     return datetime.fromtimestamp(int(value) * seconds, UTC)
 
 
-async def question_stats(session: AsyncSession, user_id: int, up_to: int | None = None) -> list[QuestionStat]:
+async def question_stats(session: Session, user_id: int, up_to: int | None = None) -> list[QuestionStat]:
     """Per question answered: the count (an index-only read), then the latest answer's grades."""
     mine = [Answer.user_id == user_id] + ([Answer.id <= up_to] if up_to is not None else [])
     per_question = await session.execute(
@@ -93,7 +93,7 @@ async def question_stats(session: AsyncSession, user_id: int, up_to: int | None 
 
 
 async def answer_stats(
-    session: AsyncSession, user_id: int, *, slot_seconds: int = HOUR, up_to: int | None = None
+    session: Session, user_id: int, *, slot_seconds: int = HOUR, up_to: int | None = None
 ) -> AnswerStats:
     """``slot_seconds``: HOUR, or QUARTER for a zone whose offset is not a whole number of hours;
     ``up_to``: only the answers with an id up to it (those a mark counted)."""
@@ -122,7 +122,7 @@ class NewAnswer:
     covered: str | None
 
 
-async def answers_after(session: AsyncSession, user_id: int, after_id: int, limit: int) -> list[NewAnswer]:
+async def answers_after(session: Session, user_id: int, after_id: int, limit: int) -> list[NewAnswer]:
     """The user's answers with an id above ``after_id`` (at most ``limit``): what is new since a
     digest was made."""
     rows = await session.execute(
@@ -134,7 +134,7 @@ async def answers_after(session: AsyncSession, user_id: int, after_id: int, limi
     return [NewAnswer(*row) for row in rows.all()]
 
 
-async def covered_of(session: AsyncSession, user_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+async def covered_of(session: Session, user_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
     """The question and covered key points of these answers of the user (ids no longer stored are
     left out)."""
     rows = await session.execute(
@@ -143,7 +143,7 @@ async def covered_of(session: AsyncSession, user_id: int, ids: Sequence[int]) ->
     return {answer_id: (qid, covered) for answer_id, qid, covered in rows.all()}
 
 
-async def answers_mark(session: AsyncSession, user_id: int) -> tuple[tuple[int, int | None], tuple[Any, ...]]:
+async def answers_mark(session: Session, user_id: int) -> tuple[tuple[int, int | None], tuple[Any, ...]]:
     """Changes whenever the user's answers or their grades change: the answers' count and newest id
     (an index-only read), and the cards' count, latest review, reps and ratings (every grade and
     self-assessment reviews the card)."""
@@ -164,7 +164,7 @@ class StoredDigest:
     body: str
 
 
-async def stored_digest(session: AsyncSession, user_id: int) -> StoredDigest | None:
+async def stored_digest(session: Session, user_id: int) -> StoredDigest | None:
     row = await session.execute(
         select(ProgressDigest.zone, ProgressDigest.mark, ProgressDigest.body).where(ProgressDigest.user_id == user_id)
     )
@@ -172,7 +172,7 @@ async def stored_digest(session: AsyncSession, user_id: int) -> StoredDigest | N
     return StoredDigest(*found) if found is not None else None
 
 
-async def store_digest(session: AsyncSession, user_id: int, zone: str, mark: str, body: str) -> None:
+async def store_digest(session: Session, user_id: int, zone: str, mark: str, body: str) -> None:
     """Keep (or replace) the user's digest; the user's row must exist."""
     insert = insert_for(session)
     values = {"zone": zone, "mark": mark, "body": body, "updated_at": utcnow()}
@@ -180,7 +180,7 @@ async def store_digest(session: AsyncSession, user_id: int, zone: str, mark: str
     await session.execute(statement.on_conflict_do_update(index_elements=[ProgressDigest.user_id], set_=values))
 
 
-async def card_stats(session: AsyncSession, user_id: int) -> list[CardStat]:
+async def card_stats(session: Session, user_id: int) -> list[CardStat]:
     rows = await session.execute(select(Card.question_id, Card.due, Card.state).where(Card.user_id == user_id))
     return [CardStat(*row) for row in rows.all()]
 
@@ -190,7 +190,7 @@ GOOD, PARTIAL = 0.70, 0.35
 
 
 async def answers_page(
-    session: AsyncSession,
+    session: Session,
     user_id: int,
     *,
     question_ids: Sequence[str] | None = None,

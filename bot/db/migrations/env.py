@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from alembic import context
 from sqlalchemy.engine import Connection
 
@@ -29,15 +27,9 @@ def run_migrations_online() -> None:
         _run(connection)
         return
     from bot.config import load_settings
-    from bot.db.engine import make_engine
+    from bot.db.engine import run_in_transaction
 
-    async def _main() -> None:
-        engine = make_engine(load_settings().database_url)
-        async with engine.begin() as conn:
-            await conn.run_sync(_run)
-        await engine.dispose()
-
-    asyncio.run(_main())
+    run_in_transaction(load_settings().database_url, _run)
 
 
 if context.is_offline_mode():

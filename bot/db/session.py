@@ -1,13 +1,14 @@
-"""SQLite's units of work without greenlets: an ``AsyncSession`` whose methods call a plain (sync)
-SQLAlchemy ``Session`` directly.
+"""The unit of work's session, one per backend: PostgreSQL's is SQLAlchemy's ``AsyncSession``;
+SQLite's is :class:`SqliteSession`, whose async methods call a plain (sync) SQLAlchemy ``Session``
+directly, through its public API. Repositories take a :data:`Session` (either) and write
+``await session.execute(...)`` for both.
 
 SQLite runs on the event-loop thread anyway (a statement on a local WAL database takes microseconds;
 a thread hand-off costs more), so the async layer only adds cost: through ``AsyncSession`` every call
 spawns a greenlet and every DB-API call inside switches to it and back. Measured on this machine
 (CPU per unit of work, p50): an ORM write of an ask and the chat's pending ask 1,934 µs through
 ``AsyncSession`` against 649 µs through a sync ``Session``; a read of one row by key 529 against
-265 µs. The repositories keep their ``await session.execute(...)`` code and their ``AsyncSession``
-type: :class:`InlineSession` is one, with the methods they use overridden to run inline.
+265 µs. So SQLite has one engine, SQLAlchemy's sync pysqlite one, and no async driver at all;
 PostgreSQL keeps the real ``AsyncSession`` (asyncpg does real network I/O).
 
 A unit of work takes a pooled sqlite3 connection and begins its transaction directly (~8 µs); the
@@ -22,15 +23,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar, TypeVarTuple, overload
 
-from sqlalchemy.engine import Connection, Engine, Result
+from sqlalchemy.engine import Connection, Engine, Result, ScalarResult
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.sql import Executable
+from sqlalchemy.sql.selectable import TypedReturnsRows
 
 T = TypeVar("T")
+_T = TypeVar("_T")
+_O = TypeVar("_O")
+_Ts = TypeVarTuple("_Ts")
 
 
 def begin_on(driver: sqlite3.Connection, mode: str) -> None:
@@ -52,12 +58,12 @@ def _commit(driver: sqlite3.Connection) -> None:
         raise DBAPIError.instance("COMMIT", (), exc, sqlite3.Error) from exc
 
 
-class InlineSession(AsyncSession):
-    """An ``AsyncSession`` for SQLite files whose statements run at once on the calling
-    (event-loop) thread: ``await session.execute(...)`` goes to a plain (sync) ``Session``, made on
-    first use over the unit of work's connection. Transactions are begun, committed and closed by
-    :class:`bot.db.engine.Database` (:meth:`begin_now`, :meth:`finish`), never by the code that receives
-    the session."""
+class SqliteSession:
+    """SQLite's unit of work: its statements run at once on the calling (event-loop) thread.
+    ``await session.execute(...)`` goes to a plain (sync) ``Session``, made on first use over the
+    unit of work's connection; the methods are the ones of ``AsyncSession`` the repositories use.
+    Transactions are begun, committed and closed by :class:`bot.db.engine.Database`
+    (:meth:`begin_now`, :meth:`finish`), never by the code that receives the session."""
 
     def __init__(self, engine: Engine, make_session: sessionmaker[SyncSession], begin: str = "DEFERRED") -> None:
         self._engine = engine
@@ -66,7 +72,6 @@ class InlineSession(AsyncSession):
         self._pooled: Any = None  # the pool's connection, in this unit of work's transaction
         self._connection: Connection | None = None  # SQLAlchemy's, over it (for the Session)
         self._sync: SyncSession | None = None
-        self.sync_session_class = SyncSession
 
     # -- the transaction ---------------------------------------------------------------------------
     def begin_now(self) -> None:
@@ -124,7 +129,7 @@ class InlineSession(AsyncSession):
 
     # -- the ORM, on demand ------------------------------------------------------------------------
     @property
-    def sync_session(self) -> SyncSession:  # type: ignore[override]
+    def sync_session(self) -> SyncSession:
         if self._sync is None:
             self.begin_now()
             # SQLAlchemy's Connection over the same pooled connection: its "begin" finds the
@@ -133,23 +138,44 @@ class InlineSession(AsyncSession):
             self._sync = self._make_session(bind=self._connection)
         return self._sync
 
-    @property
-    def _proxied(self) -> SyncSession:  # type: ignore[override]  # what AsyncSession's proxies (add, …) use
-        return self.sync_session
+    def add(self, instance: object) -> None:
+        self.sync_session.add(instance)
+
+    def add_all(self, instances: Sequence[object]) -> None:
+        self.sync_session.add_all(instances)
 
     def get_bind(self, *args: Any, **kw: Any) -> Engine:
         return self._engine
 
-    async def execute(self, statement: Any, params: Any = None, **kw: Any) -> Result[Any]:
+    # typed as AsyncSession's are, so a repository's rows have the same types on both backends
+    @overload
+    async def execute(self, statement: TypedReturnsRows[*_Ts], params: Any = None, **kw: Any) -> Result[*_Ts]: ...
+
+    @overload
+    async def execute(self, statement: Executable, params: Any = None, **kw: Any) -> Result[*tuple[Any, ...]]: ...
+
+    async def execute(self, statement: Executable, params: Any = None, **kw: Any) -> Result[*tuple[Any, ...]]:
         return self.sync_session.execute(statement, params, **kw)
 
-    async def scalar(self, statement: Any, params: Any = None, **kw: Any) -> Any:
+    @overload
+    async def scalar(self, statement: TypedReturnsRows[_T], params: Any = None, **kw: Any) -> _T | None: ...
+
+    @overload
+    async def scalar(self, statement: Executable, params: Any = None, **kw: Any) -> Any: ...
+
+    async def scalar(self, statement: Executable, params: Any = None, **kw: Any) -> Any:
         return self.sync_session.scalar(statement, params, **kw)
 
-    async def scalars(self, statement: Any, params: Any = None, **kw: Any) -> Any:
+    @overload
+    async def scalars(self, statement: TypedReturnsRows[_T], params: Any = None, **kw: Any) -> ScalarResult[_T]: ...
+
+    @overload
+    async def scalars(self, statement: Executable, params: Any = None, **kw: Any) -> ScalarResult[Any]: ...
+
+    async def scalars(self, statement: Executable, params: Any = None, **kw: Any) -> ScalarResult[Any]:
         return self.sync_session.scalars(statement, params, **kw)
 
-    async def get(self, entity: Any, ident: Any, **kw: Any) -> Any:
+    async def get(self, entity: type[_O], ident: Any, **kw: Any) -> _O | None:
         return self.sync_session.get(entity, ident, **kw)
 
     async def flush(self, objects: Sequence[Any] | None = None) -> None:
@@ -172,3 +198,7 @@ class InlineSession(AsyncSession):
 
     async def close(self) -> None:
         self.release()
+
+
+# A unit of work's session, whichever the backend (repositories annotate their parameter with it)
+Session: TypeAlias = AsyncSession | SqliteSession
