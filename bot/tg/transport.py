@@ -8,9 +8,9 @@ downloads), per-call timeouts, and its error types: a timeout is ``TimedOut``, a
 talk to the server is ``NetworkError``. Calls without files send their parameters as one JSON body
 (the Bot API takes ``application/json``): PTB's form encoding JSON-dumps every nested value and then
 percent-encodes each byte of the text, ~0.1 ms for a 1,500-character Russian message, against
-~10 µs for one ``json.dumps``. What Telegram echoes back of a message the bot sent (its keyboard and
-its formatting entities) is not parsed into PTB objects: nothing reads them, and a question's
-keyboard alone costs PTB ~60 µs to rebuild. ``getUpdates`` has a request object
+~10 µs for one ``json.dumps``. Responses are handed to PTB whole: a sent message comes back with
+its keyboard and entities (rebuilding a question's keyboard costs PTB ~60 µs, a price paid for
+``sent.reply_markup`` being what Telegram says). ``getUpdates`` has a request object
 of its own (:class:`RawUpdatesRequest`, one connection) that also keeps each update's JSON as
 received, for the inbox.
 """
@@ -26,7 +26,6 @@ from telegram.request import BaseRequest, RequestData
 
 _DEFAULT = type(BaseRequest.DEFAULT_NONE)  # "the caller did not say": the transport's own value
 _JSON = {"Content-Type": "application/json"}
-_ECHOED = ("reply_markup", "entities", "caption_entities", "link_preview_options")  # of the bot's own message
 
 
 class AiohttpRequest(BaseRequest):
@@ -65,17 +64,6 @@ class AiohttpRequest(BaseRequest):
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
-
-    # a static method in BaseRequest, called as self.parse_json_payload
-    def parse_json_payload(self, payload: bytes) -> dict[str, Any]:  # type: ignore[override]
-        """The response; a message the bot sent or edited comes without what the bot sent along
-        (see the module's note)."""
-        data: dict[str, Any] = BaseRequest.parse_json_payload(payload)
-        result = data.get("result") if isinstance(data, dict) else None
-        if isinstance(result, dict) and "message_id" in result:
-            for key in _ECHOED:
-                result.pop(key, None)
-        return data
 
     @staticmethod
     def _pick(value: Any, default: float | None) -> float | None:
