@@ -463,3 +463,31 @@ async def test_a_commit_that_fails_is_a_database_error(tmp_path: object) -> None
     assert [update_id for update_id, _ in left] == [1]
     await store_a_lot()  # the disk has room again: the same write goes through
     await db.close()
+
+
+def test_schema_head_is_alembics_head() -> None:
+    """A database at ``SCHEMA_HEAD`` starts without Alembic: the constant must name the newest migration."""
+    from alembic.script import ScriptDirectory
+
+    from bot.db.engine import SCHEMA_HEAD, alembic_config
+
+    assert ScriptDirectory.from_config(alembic_config()).get_heads() == [SCHEMA_HEAD]
+
+
+async def test_a_current_database_starts_without_alembic_and_a_new_one_is_migrated(tmp_path: object) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path}/fresh.db"
+    db = await _db(url)  # a new database: migrated to the head
+    assert await db.schema_version() is not None
+    await db.close()
+    code = (
+        "import asyncio, sys\n"
+        "from bot.db.engine import Database\n"
+        f"db = Database({url!r})\n"
+        "asyncio.run(db.migrate())\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

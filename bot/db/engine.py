@@ -20,25 +20,21 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import (
-    AsyncEngine,
-    async_sessionmaker,
-    create_async_engine,
-)
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from bot.config import database_url
 from bot.db.session import Session, SqliteSession, begin_on
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -47,6 +43,10 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another process's 
 # chat, so a connection waits at most this long and Database.write waits the rest asleep
 SQLITE_INLINE_BUSY_TIMEOUT_MS = 20
 MIGRATION_LOCK_KEY = 0x1B07_5EED  # pg_advisory_xact_lock key held while migrating
+# The newest migration. A database already at it starts without importing Alembic (~0.1 s);
+# tests/test_db.py holds this to Alembic's own head, so a new migration cannot forget it.
+SCHEMA_HEAD: Final = "e6f7a8b9c0d1"
+_WRITABLE = "UPDATE alembic_version SET version_num = version_num"  # a real write that changes nothing
 
 __all__ = ["DATABASE_ERRORS", "Database", "Session", "database_problem", "describe_url"]
 
@@ -157,6 +157,9 @@ class Database:
         else:
             engine_kwargs.setdefault("pool_pre_ping", True)
             engine_kwargs.setdefault("pool_size", 10)
+            # imported here: a SQLite bot never loads the async layer (nor greenlet)
+            from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
             self.engine = self._async = create_async_engine(self.url, **engine_kwargs)
             self._sessions = async_sessionmaker(self._async, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -223,7 +226,17 @@ class Database:
 
     async def migrate(self) -> None:
         """Apply Alembic migrations up to head (run at start-up). On PostgreSQL an advisory lock
-        makes instances that start together migrate one after another."""
+        makes instances that start together migrate one after another. A database already at
+        :data:`SCHEMA_HEAD` costs one query and one write that changes nothing (a database that
+        cannot be written fails here, at start), and Alembic is not imported."""
+        if await self.schema_version() == SCHEMA_HEAD:
+            if self.is_sqlite:
+                with self._sqlite.execution_options(sqlite_begin="IMMEDIATE WAIT").begin() as conn:
+                    conn.execute(text(_WRITABLE))
+            else:
+                async with self._async.begin() as aconn:
+                    await aconn.execute(text(_WRITABLE))
+            return
         if self.is_sqlite:
             # at start-up nothing else runs yet: SQLite's own wait may block
             with self._sqlite.execution_options(sqlite_begin="IMMEDIATE WAIT").begin() as conn:
@@ -232,6 +245,18 @@ class Database:
         async with self._async.begin() as conn:
             await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             await conn.run_sync(_upgrade_checked)
+
+    async def schema_version(self) -> str | None:
+        """The database's Alembic revision; None for a new database (no version table yet)."""
+        query = text("SELECT version_num FROM alembic_version")
+        try:
+            if self.is_sqlite:
+                with self._sqlite.connect() as conn:
+                    return conn.execute(query).scalar()
+            async with self._async.connect() as aconn:
+                return (await aconn.execute(query)).scalar()
+        except DBAPIError:
+            return None
 
     async def ping(self) -> bool:
         try:
@@ -254,11 +279,12 @@ class Database:
 
 def _upgrade_checked(connection: Connection) -> None:
     _upgrade(connection)
-    # a real (unchanging) write: a database that cannot be written fails here, at start
-    connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
+    connection.execute(text(_WRITABLE))  # a database that cannot be written fails here, at start
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
@@ -266,6 +292,9 @@ def alembic_config() -> Config:
 
 def _upgrade(connection: Connection) -> None:
     """Upgrade to head; one log line when the schema changed (Alembic's own, one per step, are capped)."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     cfg = alembic_config()
     cfg.attributes["connection"] = connection
     before = MigrationContext.configure(connection).get_current_revision()

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, TypeVarTuple, overload
 
 from sqlalchemy.engine import Connection, Engine, Result, ScalarResult
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 from sqlalchemy.orm import sessionmaker
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.selectable import TypedReturnsRows
 
@@ -201,4 +203,4 @@ class SqliteSession:
 
 
 # A unit of work's session, whichever the backend (repositories annotate their parameter with it)
-Session: TypeAlias = AsyncSession | SqliteSession
+Session: TypeAlias = "AsyncSession | SqliteSession"

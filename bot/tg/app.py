@@ -12,7 +12,7 @@ import signal
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from telegram import LinkPreviewOptions, Update
@@ -46,14 +46,16 @@ from bot.tg.handlers import (
     start,
 )
 from bot.tg.inbox import Inbox
+from bot.tg.menu import set_menu_button
 from bot.tg.notices import tell_chat
 from bot.tg.processor import FairUpdateProcessor
 from bot.tg.push_channel import TelegramPushChannel
 from bot.tg.ratelimit import BotRateLimiter
 from bot.tg.routes import register_handlers
 from bot.tg.transport import AiohttpRequest, RawUpdatesRequest
-from bot.tg.web import WebServer
-from bot.tg.webapp import set_menu_button
+
+if TYPE_CHECKING:
+    from bot.tg.web import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -279,6 +281,8 @@ async def _open_intake(
     app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, *, webhook: bool
 ) -> tuple[WebServer | None, asyncio.Task[None] | None]:
     """The webhook (and its HTTP server), or long polling (and /metrics when asked for)."""
+    from bot.tg.web import WebServer  # the HTTP server is imported only when something listens
+
     services: Services = app.bot_data["services"]
     assert services.inbox is not None
     if webhook:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageDraw, ImageFont
-from PIL.ImageFont import FreeTypeFont
-from PIL.ImageFont import ImageFont as BitmapFont
+if TYPE_CHECKING:  # Pillow is imported when a chart is drawn, not at start-up (issue 34)
+    from PIL.ImageFont import FreeTypeFont
+    from PIL.ImageFont import ImageFont as BitmapFont
 
 from bot.core.stats import percent
 
@@ -58,6 +59,8 @@ def has_cyrillic_font() -> bool:
 
 
 def _font(size: int) -> FreeTypeFont | BitmapFont:
+    from PIL import ImageFont
+
     path = _font_path()
     return ImageFont.truetype(path, size) if path else ImageFont.load_default(size=size)
 
@@ -81,6 +84,8 @@ def _clamp(value: float) -> float:
 
 def mastery_chart(rows: Sequence[ChartRow], title: str = "Mastery by topic", legend: Legend | None = None) -> bytes:
     """A small PNG; its height grows with the number of topics."""
+    from PIL import Image, ImageDraw
+
     legend = legend or Legend()
     height = TOP + ROW * max(len(rows), 1) + BOTTOM
     image = Image.new("RGB", (WIDTH, height), BACKGROUND)

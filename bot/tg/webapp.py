@@ -20,16 +20,14 @@ from importlib import resources
 from typing import Any
 
 from aiohttp import web
-from telegram import MenuButtonDefault, MenuButtonWebApp, WebAppInfo
 from telegram.error import TelegramError
-from telegram.ext import Application, ExtBot
+from telegram.ext import Application
 
-from bot.config import Settings
 from bot.core import initdata
 from bot.core.initdata import WebAppUser
 from bot.db.engine import DATABASE_ERRORS
 from bot.db.models import AskSource
-from bot.i18n import section, t
+from bot.i18n import section
 from bot.push.outcome import Status
 from bot.services import asking, chats
 from bot.services import webapp as service
@@ -336,19 +334,3 @@ class MiniApp:
             self._members.clear()
         self._members[key] = (ok, now)
         return ok
-
-
-async def set_menu_button(bot: ExtBot[Any], settings: Settings) -> None:
-    """With WEBAPP_URL, the chat menu button opens the Mini App (else Telegram's default: the
-    command list). A refusal is logged; the bot runs on without it."""
-    button = (
-        MenuButtonWebApp(t(settings.default_language, "webapp.menu"), WebAppInfo(settings.webapp_url))
-        if settings.webapp_url
-        else MenuButtonDefault()
-    )
-    try:
-        await bot.set_chat_menu_button(menu_button=button)
-    except TelegramError as exc:
-        log.warning("could not set the menu button to the Mini App: %s", exc)
-    if settings.webapp_dev:
-        log.warning("WEBAPP_DEV=1: /app/ signs requests itself as a test user; never use it in production")
