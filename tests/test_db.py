@@ -475,6 +475,7 @@ def test_schema_head_is_alembics_head() -> None:
 
 
 async def test_a_current_database_starts_without_alembic_and_a_new_one_is_migrated(tmp_path: object) -> None:
+    import asyncio
     import subprocess
     import sys
 
@@ -489,5 +490,6 @@ async def test_a_current_database_starts_without_alembic_and_a_new_one_is_migrat
         "asyncio.run(db.migrate())\n"
         "print('alembic' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    run = [sys.executable, "-c", code]
+    out = await asyncio.to_thread(subprocess.run, run, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -20,7 +20,7 @@ from typing import Final
 from rapidfuzz import fuzz, process, utils
 
 from bot.bank.model import Bank, Term
-from bot.core.matching import is_known_russian
+from bot.core.reading import is_known_russian
 from bot.core.text import PREFIX_MIN, keys, normalize
 
 _FIELDS = (("text", 3.0), ("terms", 1.0), ("points", 0.7))
