@@ -58,14 +58,8 @@ def _selected(bank: Bank, topics: Sequence[str] | None) -> list[Question] | str:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from bot.interop.csv_io import CsvError, read_csv
-    from bot.interop.importer import (
-        Importer,
-        ImportFailed,
-        format_report,
-        format_result,
-        plan_target,
-        write_validated,
-    )
+    from bot.interop.import_report import format_report, format_result
+    from bot.interop.importer import Importer, ImportFailed, plan_target, write_validated
     from bot.interop.markdown_import import read_notes
 
     source = Path(args.path)

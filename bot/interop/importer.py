@@ -16,7 +16,6 @@ hand-written answer is never replaced, a placeholder answer is.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -27,11 +26,12 @@ from typing import Final
 
 import yaml
 
-from bot.bank import Bank, BankError, FollowUp, KeyPoint, Misconception, Question, Term, Topic, load_bank
+from bot.bank import Bank, BankError, Question, Term, Topic, load_bank
 from bot.bank.loader import ID_RE, MESSAGE_CHROME, bank_files
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
-from bot.bank.model import Kind, Location
+from bot.bank.model import Location
 from bot.core.text import keys
+from bot.interop.drafts import QDraft, TDraft, TopicDraft, render_yaml
 from bot.interop.items import (
     PLACEHOLDER_ANSWER,
     STUB_DEFINITION,
@@ -55,67 +55,6 @@ LIST_LIMIT: Final = 20  # lines per report section unless --verbose
 
 class ImportFailed(Exception):
     """The import cannot go on; the message says why (printed as one line, exit code 1)."""
-
-
-@dataclass(slots=True)
-class QDraft:
-    id: str
-    kind: Kind
-    topic: str
-    text: str
-    answer: str
-    key_points: list[KeyPoint]
-    terms: list[str]
-    difficulty: int = 2
-    number: int | None = None
-    source_file: str | None = None
-    source_section: str | None = None
-    origin: str = "new"  # new | file (already in --out) | bank (copied from the reference bank)
-    first_seen: str = ""  # where it was first read in this import
-    misconceptions: list[Misconception] = field(default_factory=list)
-    details: str | None = None
-    follow_ups: list[FollowUp] = field(default_factory=list)
-    context: str | None = None
-    original: bool = False
-
-    @property
-    def needs_answer(self) -> bool:
-        return is_placeholder(self.answer)
-
-    @property
-    def label(self) -> str:
-        if self.number is None:
-            return self.id
-        return f"t{self.number}" if self.kind == "task" else str(self.number)
-
-
-@dataclass(slots=True)
-class TDraft:
-    id: str
-    term_en: str
-    term_ru: str
-    aliases: list[str]
-    definition: str
-    questions: list[str]
-    origin: str = "new"  # new | file | bank
-    bank_links: tuple[str, ...] = ()  # a copied term's links in the reference bank
-
-    @property
-    def stub(self) -> bool:
-        return is_placeholder(self.definition)
-
-    @property
-    def names(self) -> list[str]:
-        return [n for n in (self.term_en, self.term_ru, *self.aliases) if n]
-
-
-@dataclass(slots=True)
-class TopicDraft:
-    id: str
-    title_ru: str
-    title_en: str
-    order: int
-    origin: str = "new"
 
 
 @dataclass(slots=True)
@@ -714,115 +653,6 @@ def _key_in(name_key: str, text_key: str) -> bool:
     return text_key == name_key or (len(name_key) >= 5 and text_key.startswith(name_key))
 
 
-# YAML ----------------------------------------------------------------------------------------
-
-_NON_PRINTABLE = re.compile(r"[^\t\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def ystr(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's escapes are valid YAML)."""
-    quoted = json.dumps(text, ensure_ascii=False)
-    return quoted.replace("\u2028", "\\L").replace("\u2029", "\\P").replace("\x85", "\\N")
-
-
-def _block(text: str, indent: str) -> str:
-    lines = text.strip("\n").split("\n")
-    literal_ok = (
-        lines
-        and not lines[0][:1].isspace()
-        and all(line == line.rstrip() for line in lines)
-        and "\r" not in text
-        and not _NON_PRINTABLE.search(text)
-        and "\ufeff" not in text
-    )
-    if not literal_ok:
-        return " " + ystr(text.strip())
-    body = "\n".join(f"{indent}{line}".rstrip() if line.strip() else "" for line in lines)
-    return " |\n" + body
-
-
-def _flow_list(values: list[str] | tuple[str, ...], *, quote: bool) -> str:
-    return "[" + ", ".join(ystr(v) if quote else v for v in values) + "]"
-
-
-def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[TDraft], source: str) -> str:
-    out: list[str] = [
-        f"# Written by `interview-bot import` from {source}.",
-        "# Questions marked 'needs answer' have a placeholder answer (TODO:) and key points derived",
-        "# from the question: write the reference answer and check the key points before use.",
-    ]
-    if topics:
-        out.append("topics:")
-        for t in topics:
-            out += [
-                f"  - id: {t.id}",
-                f"    title: {{ru: {ystr(t.title_ru)}, en: {ystr(t.title_en)}}}",
-                f"    order: {t.order}",
-            ]
-        out.append("")
-    if questions:
-        out.append("questions:")
-        for q in questions:
-            if q.needs_answer:
-                out.append("  # needs answer")
-            out.append(f"  - id: {q.id}")
-            if q.number is not None:
-                out.append(f"    number: {q.number}")
-            out += [f"    kind: {q.kind}", f"    topic: {q.topic}", f"    difficulty: {q.difficulty}"]
-            source_parts = []
-            if q.source_file:
-                source_parts.append(f"file: {ystr(q.source_file)}")
-            if q.source_section:
-                source_parts.append(f"section: {ystr(q.source_section)}")
-            if q.original:
-                source_parts.append("kind: original")
-            if source_parts:
-                out.append(f"    source: {{{', '.join(source_parts)}}}")
-            if q.context:
-                out.append(f"    context: {ystr(q.context)}")
-            out += [
-                f"    text: {ystr(q.text)}",
-                f"    terms: {_flow_list(q.terms, quote=False)}",
-                "    key_points:",
-            ]
-            for kp in q.key_points:
-                out.append(f"      - text: {ystr(kp.text)}")
-                if not kp.core:
-                    out.append("        weight: bonus")
-                out.append(f"        match: {_flow_list(kp.match, quote=True)}")
-            if q.misconceptions:
-                out.append("    misconceptions:")
-                for m in q.misconceptions:
-                    out += [f"      - claim: {ystr(m.claim)}", f"        correction: {ystr(m.correction)}"]
-                    if not m.core:
-                        out.append("        weight: side")
-                    if m.subject:
-                        out.append(f"        subject: {_flow_list(m.subject, quote=True)}")
-                    out.append(f"        predicate: {_flow_list(m.match, quote=True)}")
-                    if m.object:
-                        out.append(f"        object: {_flow_list(m.object, quote=True)}")
-            out.append("    answer:" + _block(q.answer, "      "))
-            if q.details:
-                out.append("    details:" + _block(q.details, "      "))
-            if q.follow_ups:
-                out.append("    follow_ups:")
-                for f in q.follow_ups:
-                    out += [f"      - question: {ystr(f.question)}", f"        answer: {ystr(f.answer)}"]
-        out.append("")
-    if terms:
-        out.append("glossary:")
-        for term in terms:
-            names = f"en: {ystr(term.term_en)}" + (f", ru: {ystr(term.term_ru)}" if term.term_ru else "")
-            out += [f"  - id: {term.id}", f"    term: {{{names}}}"]
-            if term.aliases:
-                out.append(f"    aliases: {_flow_list(term.aliases, quote=True)}")
-            out.append(f"    definition: {ystr(term.definition)}")
-            if term.questions:
-                out.append(f"    questions: {_flow_list(term.questions, quote=False)}")
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
-
-
 def write_validated(target: Target, text: str) -> Bank:
     """Write ``text`` next to ``--out``, validate it (with the bank it extends), then move it in
     place. Nothing is left behind when validation fails."""
@@ -841,83 +671,3 @@ def write_validated(target: Target, text: str) -> Bank:
         raise ImportFailed(f"the result does not validate; {out} was not written:\n{report}") from None
     os.replace(tmp, out)
     return bank
-
-
-# Report --------------------------------------------------------------------------------------
-
-
-def _limited(lines: list[str], verbose: bool) -> list[str]:
-    if verbose or len(lines) <= LIST_LIMIT:
-        return lines
-    return [*lines[:LIST_LIMIT], f"    … and {len(lines) - LIST_LIMIT} more (--verbose lists all)"]
-
-
-def format_report(imp: Importer, parsed: Parsed, *, verbose: bool = False) -> list[str]:
-    r = imp.report
-    t = imp.t
-    lines: list[str] = []
-    what = f"{parsed.notes} note(s)" if parsed.kind == "notes" else "CSV"
-    glossary_notes = f", {len(parsed.terms)} glossary note(s)" if parsed.terms else ""
-    lines.append(f"Read {what}: {len(parsed.items)} items{glossary_notes}.")
-    if parsed.chrome:
-        chrome = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in parsed.chrome.items())
-        lines.append(f"Page chrome dropped: {chrome}.")
-    new = [q for q in r.added if q.origin == "new"]
-    copied = [q for q in r.added if q.origin == "bank"]
-    tasks = sum(1 for q in new if q.kind == "task")
-    lines.append(f"Added {len(new)} new: {len(new) - tasks} questions, {tasks} tasks.")
-    by_topic: dict[str, list[QDraft]] = {}
-    for q in new:
-        by_topic.setdefault(q.topic, []).append(q)
-    new_topics = {tp.id for tp in r.topics_added}
-    added_lines = []
-    for topic, qs in by_topic.items():
-        mark = " (new topic)" if topic in new_topics else ""
-        span = qs[0].id if len(qs) == 1 else f"{qs[0].id} … {qs[-1].id}"
-        added_lines.append(f"  + {topic}{mark}: {len(qs)} — {span}")
-    lines += added_lines
-    if verbose:
-        lines += [f"    + {q.id}: {q.text[:90]}" for q in new]
-    lines.append(f"Merged {len(r.merged)} with existing items (not duplicated){':' if r.merged else '.'}")
-    lines += _limited([f"  = {where}  {qid}: {how}" for where, qid, how in r.merged], verbose)
-    if copied:
-        lines.append(f"  {len(copied)} of them were copied from the bank with their answers, key points and terms.")
-    lines.append(f"Skipped {len(r.skipped)}{':' if r.skipped else '.'}")
-    lines += _limited([f"  - {s.where}  {s.text[:60]!r}: {s.reason}" for s in r.skipped], verbose)
-    if r.kept:
-        lines.append(f"Kept {r.kept} item(s) of the existing {t.out.name} that this import does not contain.")
-    if r.terms_added or r.terms_merged:
-        lines.append("Glossary:")
-        for term in r.terms_added:
-            stub = " — stub, needs a definition" if term.stub else ""
-            links = f", {len(term.questions)} links" if term.questions else ""
-            lines.append(f"  + {term.id} ({term.term_en}{links}){stub}")
-        for where, tid, how in r.terms_merged:
-            lines.append(f"  = {where}  {tid}: {how}")
-    if r.guessed_terms:
-        lines.append(f"Glossary links guessed from the topic for {r.guessed_terms} question(s) — check them.")
-    if r.answers_filled:
-        lines.append(f"Answers filled in from the import: {r.answers_filled}.")
-    if r.remarks:
-        lines.append("Remarks:")
-        lines += _limited([f"  ! {m}" for m in r.remarks], verbose)
-    needs = [q for q in imp.questions.values() if q.needs_answer]
-    if needs:
-        lines.append(
-            f"Needs answer: {len(needs)} question(s) have a placeholder answer ('TODO:') and derived key points:"
-        )
-        lines += _limited([f"  ? {q.id}: {q.text[:80]}" for q in needs], verbose)
-    else:
-        lines.append("Needs answer: none.")
-    return lines
-
-
-def format_result(imp: Importer, bank: Bank) -> str:
-    s = bank.summary()
-    what = "the whole bank" if imp.t.addition else "the file alone"
-    questions, topics, terms = imp.counts()
-    return (
-        f"Validated OK ({what}): {s['topics']} topics, {s['questions']} questions, {s['tasks']} tasks, "
-        f"{s['terms']} terms. The file holds {questions} question(s) and task(s), "
-        f"{topics} topic(s), {terms} term(s)."
-    )
