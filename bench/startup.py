@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         echo = median(x["reply"] for x in results["PTB echo bot (baseline)"])
         print(
             f"\nSUMMARY startup: first update answered {ours:.2f} s after process start (new database {new:.2f} s); "
-            f"PTB echo {echo:.2f} s ({ours / echo:.1f}×)"
+            f"PTB echo {echo:.2f} s ({ours / echo:.1f}×, target ≤ 3× {'met' if ours / echo <= 3 else 'NOT met'})"
         )
     finally:
         fake.stop()
