@@ -229,6 +229,7 @@ class Bank:
         "_by_number",
         "_by_topic",
         "_candidates",
+        "_links",
         "_questions",
         "_terms",
         "_topics",
@@ -257,6 +258,7 @@ class Bank:
         )
         self._questions = MappingProxyType({q.id: q for q in questions})
         self._by_number = MappingProxyType({(q.kind, q.number): q for q in questions if q.number is not None})
+        self._links = MappingProxyType({q.id: q.linked for q in questions if q.linked})
         self._by_handle = MappingProxyType({q.label: q for q in questions if q.number is None and q.label != q.id})
         by_topic: dict[str, list[str]] = {t.id: [] for t in self._topics}
         for q in questions:
@@ -298,6 +300,17 @@ class Bank:
         """Every item (questions and tasks) of an area's topics."""
         return tuple(qid for tid in self.area_topics(area_id) for qid in self._by_topic.get(tid, ()))
 
+    def topics_by_area(self) -> list[tuple[Area | None, tuple[Topic, ...]]]:
+        """The topics grouped by syllabus area, in syllabus order; topics in no area come last
+        (under None). A bank without areas is one group of all its topics."""
+        groups: list[tuple[Area | None, tuple[Topic, ...]]] = [
+            (a, tuple(self._topics_by_id[tid] for tid in self.area_topics(a.id))) for a in self._areas
+        ]
+        loose = tuple(t for t in self._topics if t.area not in self._areas_by_id)
+        if loose:
+            groups.append((None, loose))
+        return groups
+
     def area_counts(self) -> list[tuple[Area, int]]:
         """Each area with how many items it holds, in syllabus order."""
         return [(a, len(self.area_question_ids(a.id))) for a in self._areas]
@@ -328,6 +341,11 @@ class Bank:
         if ref[:1] == "q" and is_number(ref[1:]):
             return self.by_number(int(ref[1:])) or self._questions.get(ref)
         return self._questions.get(ref) or self._by_handle.get(short_handle(ref))
+
+    @property
+    def links(self) -> Mapping[str, tuple[str, ...]]:
+        """Every linked item's id → the ids linked to it (items without links are absent)."""
+        return self._links
 
     def linked(self, question_id: str) -> tuple[str, ...]:
         """Ids of the items linked to one (``same_as`` / ``overlaps``, symmetric)."""
