@@ -73,8 +73,7 @@ def near_duplicates(bank: Bank, threshold: float = THRESHOLD) -> list[tuple[str,
             index.setdefault(w, []).append(qid)
     pairs: set[tuple[str, str]] = set()
     for ids in index.values():
-        if len(ids) < len(vecs) // 4:  # a key in a quarter of the bank is no evidence of a duplicate
-            pairs.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
+        pairs.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
     found = [(a, b, s) for a, b in pairs if (s := cosine(vecs[a], vecs[b])) >= threshold]
     return sorted(found, key=lambda x: (-x[2], x[0], x[1]))
 
