@@ -250,3 +250,18 @@ def test_items_that_lean_on_the_previous_one_have_a_context_line() -> None:
         assert BANK.questions[qid].context, qid
     view = question_view(BANK.questions["speedup-11"], BANK, "ru", group=False)
     assert "<i>Продолжение вопроса о батчевой обработке" in view.text
+
+
+# -- the counts ---------------------------------------------------------------------------------
+
+
+def test_every_area_reaches_its_target_and_the_bank_holds_400_items() -> None:
+    """Pinned against the targets in data/topics.yaml. While the writers' items are still arriving
+    it is an expected failure with the list of what is missing; ``COUNTS_STRICT = True`` makes it a
+    hard check."""
+    below = [f"{a.id} {n}/{a.target}" for a, n in BANK.area_counts() if n < a.target]
+    total = len(BANK.questions)
+    if (below or total < MIN_TOTAL) and not COUNTS_STRICT:
+        pytest.xfail(f"under target until the new items are merged: {', '.join(below)}; {total}/{MIN_TOTAL} items")
+    assert not below, below
+    assert total >= MIN_TOTAL
