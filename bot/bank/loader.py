@@ -716,7 +716,7 @@ class _Checker:
             both = set(same[qid]) & set(over[qid])
             for other in sorted(both):
                 del over[qid][other]  # same_as is the stronger link
-            s, o = tuple(same[qid]), tuple(over[qid])
+            s, o = tuple(sorted(same[qid])), tuple(sorted(over[qid]))  # the same whatever the file order
             if (s, o) != (q.same_as, q.overlaps):
                 questions[qid] = replace(q, same_as=s, overlaps=o)
         handles: dict[str, str] = {}
