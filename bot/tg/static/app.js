@@ -199,6 +199,7 @@
       d.topics.forEach(function (tp) {
         var area = tp.area && sizes[tp.area.id] > 1 ? tp.area : null;
         if (area && area.id !== last) items.push(h("li", { class: "area muted", role: "presentation", text: area.title }));
+        else if (!area && last) items.push(h("li", { class: "area", role: "presentation" }));  // the group ends
         last = area ? area.id : null;
         items.push(h("li", null, h("button", { type: "button", onclick: function () { show(go("bank", function () { return topicScreen(tp.id); }), "push"); } },
           h("span", { text: tp.title }), h("span", { class: "badge", text: tp.answered + "/" + tp.count }))));
