@@ -265,3 +265,24 @@ def test_every_area_reaches_its_target_and_the_bank_holds_400_items() -> None:
         pytest.xfail(f"under target until the new items are merged: {', '.join(below)}; {total}/{MIN_TOTAL} items")
     assert not below, below
     assert total >= MIN_TOTAL
+
+
+async def test_the_daily_push_never_follows_a_question_with_its_twin(db: Database) -> None:
+    """A group chat filtered to «practical» gets its daily question: never one linked to the last."""
+    from datetime import date
+
+    from bot.catalog import CatalogHolder
+    from bot.config import Settings
+    from bot.push.planner import Claim
+    from bot.push.sender import PushService
+
+    async with db.write() as session:
+        await chat_store.upsert_chat(session, chat_store.ChatInfo(-100, "supergroup", "ML"))
+    push = PushService(None, db, CatalogHolder(shipped_catalog()), Settings(), rng=random.Random(2))  # type: ignore[arg-type]
+    claim = Claim(1, -100, "supergroup", date(2026, 3, 2), NOW, "practical", "question", "ru")
+    previous = None
+    for _ in range(30):
+        qid = await push._pick_question(claim)
+        assert qid is not None and qid not in not_after(BANK, previous), (previous, qid)
+        await asking.record_ask(db, chat_id=-100, question_id=qid, user_id=None, source="push")
+        previous = qid
