@@ -17,20 +17,53 @@ EXIT_INVALID_BANK = 1
 EXIT_BAD_SETTINGS = 2
 
 
+def _topic_line(bank: Bank, topic_id: str, indent: str) -> str:
+    topic = bank.topic(topic_id)
+    assert topic is not None
+    ids = bank.topic_question_ids(topic.id)
+    tasks = sum(1 for q in ids if bank.questions[q].kind == "task")
+    extra = f" (+{tasks} tasks)" if tasks else ""
+    return f"{indent}{topic.id:<16} {len(ids) - tasks:>4} questions{extra}  {topic.title_ru}"
+
+
 def _print_summary(bank: Bank, path: Path) -> None:
+    """Counts per topic, grouped by syllabus area with each area's target (a bank without areas
+    lists its topics); a warning line names the areas below target: not a failure."""
     s = bank.summary()
-    per_topic = s["per_topic"]
-    assert isinstance(per_topic, dict)
     print(f"Bank {path}: OK")
     print(
         f"  topics: {s['topics']}, questions: {s['questions']}, tasks: {s['tasks']}, "
         f"glossary terms: {s['terms']}, term→question links: {s['links']}"
     )
-    for topic in bank.topics:
-        ids = bank.topic_question_ids(topic.id)
-        tasks = sum(1 for q in ids if bank.questions[q].kind == "task")
-        extra = f" (+{tasks} tasks)" if tasks else ""
-        print(f"  {topic.id:<14} {len(ids) - tasks:>4} questions{extra}  {topic.title_ru}")
+    same = sum(len(q.same_as) for q in bank.questions.values()) // 2
+    overlaps = sum(len(q.overlaps) for q in bank.questions.values()) // 2
+    if same or overlaps:
+        print(f"  linked items: {same} same_as, {overlaps} overlaps pairs")
+    if not bank.areas:
+        for topic in bank.topics:
+            print(_topic_line(bank, topic.id, "  "))
+        return
+    print("  per area (items / target):")
+    below: list[str] = []
+    for area, count in bank.area_counts():
+        mark = "ok" if count >= area.target else "below"
+        print(f"  {area.id:<18} {count:>4} / {area.target:<4} {mark:<5}  {area.title_en}")
+        topics = bank.area_topics(area.id)
+        if topics != (area.id,):  # an area of one topic of its own name needs no second line
+            for tid in topics:
+                print(_topic_line(bank, tid, "      "))
+        if count < area.target:
+            below.append(f"{area.id} {count}/{area.target}")
+    loose = [t.id for t in bank.topics if bank.area(t.area or "") is None]
+    for tid in loose:
+        print(_topic_line(bank, tid, "  (no area) "))
+    total = len(bank.questions)
+    target = sum(a.target for a in bank.areas)
+    print(f"  {'total':<18} {total:>4} / {target:<4} (the sum of the area targets)")
+    if below:
+        print(f"warning: {len(below)} area(s) below target: {', '.join(below)}")
+    if loose:
+        print(f"warning: topic(s) in no area: {', '.join(loose)}")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -51,10 +51,13 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     )
     text = out.getvalue()
 
-    asked = re.findall(r"Вопрос (\d)/2 · Основы ML\n(.+)\n", text)  # no internal ids on screen
-    assert [n for n, _ in asked] == ["1", "2"] and "ml-0" not in text
+    # every question shows the handle that asks it again: unnumbered ml-01 is «ml-1», not its padded id
+    asked = re.findall(r"Вопрос (\d)/2 · Основы ML · (ml-\d)\n(.+)\n", text)
+    assert [n for n, _, _ in asked] == ["1", "2"] and "ml-0" not in text
     by_text = {q.text: q for q in bank.questions.values()}
-    first, second = (by_text[line] for _, line in asked)
+    first, second = (by_text[line] for _, _, line in asked)
+    assert [handle for _, handle, _ in asked] == [first.label, second.label]
+    assert bank.resolve(first.label) == first
     assert {first.id, second.id} == {"ml-01", "ml-02"}
     feedback = text.split(first.text, 1)[1].split("Эталонный ответ:", 1)[0]
     assert "✅ Оценка: 79/100 — хороший ответ" in feedback
@@ -92,7 +95,7 @@ def test_no_repeats_across_sessions_until_the_topic_is_exhausted(tmp_path: Path)
         out = io.StringIO()
         run_practice(bank, url, topic=bank.topic("ml"), n=1, stdin=io.StringIO(":skip\n"), stdout=out, lang="ru")
         by_text = {q.text: q.id for q in bank.questions.values()}
-        seen += [by_text[line] for line in re.findall(r"Вопрос 1/1 · Основы ML\n(.+)\n", out.getvalue())]
+        seen += [by_text[line] for line in re.findall(r"Вопрос 1/1 · Основы ML · ml-\d\n(.+)\n", out.getvalue())]
         assert "Пропущено." in out.getvalue()
     assert sorted(seen) == ["ml-01", "ml-02"]
 

@@ -216,6 +216,12 @@ def test_bank_search_question_page_and_glossary(app_bot: BotProcess, port: int) 
     assert all(f["question"] and f["answer_html"] for f in page["follow_ups"])
     status, page = call(port, "/app/api/questions/lora-02", init)
     assert page["context"]  # the line that makes a seed question understandable alone
+    assert page["label"] == "lora-2"  # the handle /q takes, shown for an unnumbered seed item too
+    # the topics come in syllabus order with their area; a linked item is listed on the page
+    areas = [t["area"]["id"] for t in topics["topics"]]
+    assert areas[:3] == ["foundations"] * 3 and areas.index("transformers") == 3
+    status, page = call(port, "/app/api/questions/lora-04", init)
+    assert [(s["id"], s["label"]) for s in page["similar"]] == [("lora-06", "lora-6")]
     status, glossary = call(port, "/app/api/glossary", init)
     names = [t["en"].casefold() for t in glossary["terms"]]
     assert names == sorted(names) and glossary["topics"]

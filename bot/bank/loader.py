@@ -16,14 +16,27 @@ import pickle
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, cast
 
 import yaml
 
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
-from bot.bank.model import Bank, FollowUp, KeyPoint, Kind, Lexicon, Location, Misconception, Question, Term, Topic
+from bot.bank.model import (
+    Area,
+    Bank,
+    FollowUp,
+    KeyPoint,
+    Kind,
+    Lexicon,
+    Location,
+    Misconception,
+    Question,
+    Term,
+    Topic,
+    short_handle,
+)
 
 try:  # the C loader is several times faster; fall back to pure Python where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -59,11 +72,15 @@ QUESTION_FIELDS: Final = frozenset(
         "details",
         "follow_ups",
         "context",
+        "same_as",
+        "overlaps",
     }
 )
-TOPIC_FIELDS: Final = frozenset({"id", "title", "order"})
+LINK_FIELDS: Final = ("same_as", "overlaps")
+TOPIC_FIELDS: Final = frozenset({"id", "title", "order", "area"})
+AREA_FIELDS: Final = frozenset({"id", "title", "order", "target"})
 TERM_FIELDS: Final = frozenset({"id", "term", "aliases", "definition", "questions"})
-TOP_LEVEL: Final = frozenset({"topics", "questions", "glossary", "synonyms", "antonyms"})
+TOP_LEVEL: Final = frozenset({"areas", "topics", "questions", "glossary", "synonyms", "antonyms"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +180,10 @@ class _Checker:
     def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.topics: list[tuple[Topic, Location]] = []
+        self.areas: list[tuple[Area, Location]] = []
+        self.area_lines: dict[str, int] = {}  # topic id → the line of its 'area:'
         self.questions: list[tuple[Question, Location]] = []
+        self.link_lines: dict[tuple[str, str], int] = {}  # (question id, field) → its line
         self.terms: list[tuple[Term, Location, dict[str, int], int]] = []
         self.synonyms: list[tuple[str, ...]] = []
         self.antonyms: list[tuple[str, str]] = []
@@ -242,8 +262,29 @@ class _Checker:
         else:
             self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
         order = self._int(file, m, "order", what, -(10**6), 10**6) if "order" in m else 0
+        area = self._str(file, m, "area", what, required=False)
+        if tid and area:
+            self.area_lines[tid] = self._line(m, "area")
         if tid and ru and en and order is not None:
-            self.topics.append((Topic(tid, ru, en, order), where))
+            self.topics.append((Topic(tid, ru, en, order, area), where))
+
+    def area(self, file: str, m: _Map) -> None:
+        """A syllabus area: ``{id, title: {ru, en}, order, target}``."""
+        where = Location(file, m.line)
+        aid = self._id(file, m, "area")
+        what = f"area {aid!r}" if aid else "area"
+        self._unknown_fields(file, m, AREA_FIELDS, what)
+        title = m.get("title")
+        ru = en = None
+        if isinstance(title, _Map):
+            ru = self._str(file, title, "ru", f"{what} title")
+            en = self._str(file, title, "en", f"{what} title")
+        else:
+            self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
+        order = self._int(file, m, "order", what, -(10**6), 10**6) if "order" in m else 0
+        target = self._int(file, m, "target", what, 0, 10**6) if "target" in m else 0
+        if aid and ru and en and order is not None and target is not None:
+            self.areas.append((Area(aid, ru, en, order, target), where))
 
     def question(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)
@@ -283,6 +324,15 @@ class _Checker:
             self.problem(file, where_line, f"{what}: source must be {{file, section}} or {{kind: original}}")
         details = self._str(file, m, "details", what, required=False)
         context = self._str(file, m, "context", what, required=False)
+        links: dict[str, tuple[str, ...]] = {}
+        for key in LINK_FIELDS:
+            found = self._str_list(file, m, key, what)
+            if found is None:
+                ok = False
+                continue
+            links[key] = tuple(dict.fromkeys(x.lower() for x in found))
+            if qid and key in m:
+                self.link_lines[(qid, key)] = self._line(m, key)
         follow_ups = self._follow_ups(file, m, what)
         ok = ok and follow_ups is not None
         key_points = self._key_points(file, m, what)
@@ -311,6 +361,8 @@ class _Checker:
                         follow_ups=tuple(cast(list[FollowUp], follow_ups)),
                         context=context,
                         original=original,
+                        same_as=links.get("same_as", ()),
+                        overlaps=links.get("overlaps", ()),
                     ),
                     where,
                 )
@@ -537,6 +589,7 @@ class _Checker:
             topics[topic.id] = topic
         if not self.topics and not self.problems:
             self.problem("(bank)", 0, "no topics defined (add a 'topics:' list)")
+        areas = self._link_areas(topics)
 
         questions: dict[str, Question] = {}
         numbers: dict[tuple[str, int], str] = {}
@@ -567,6 +620,8 @@ class _Checker:
                         where.line,
                         f"question {q.id!r}: dangling glossary link {tid!r} (no such term)",
                     )
+
+        self._link_questions(questions)
 
         terms: list[Term] = []
         seen_terms: set[str] = set()
@@ -612,7 +667,68 @@ class _Checker:
         if self.problems:
             return None
         lexicon = Lexicon(tuple(self.synonyms), tuple(self.antonyms))
-        return Bank(list(topics.values()), list(questions.values()), terms, lexicon=lexicon)
+        return Bank(list(topics.values()), list(questions.values()), terms, lexicon=lexicon, areas=areas)
+
+    def _link_areas(self, topics: dict[str, Topic]) -> list[Area]:
+        """Areas are unique and each topic's ``area`` names one. A topic without an area loads (an
+        import may add one); ``validate`` lists it, and a test keeps every shipped topic in an area."""
+        areas: dict[str, Area] = {}
+        for area, where in self.areas:
+            if area.id in areas:
+                self.problem(where.file, where.line, f"duplicate area id {area.id!r}")
+            areas[area.id] = area
+        where_of = {t.id: w for t, w in self.topics}
+        for topic in topics.values():
+            where = where_of[topic.id]
+            if topic.area is not None and topic.area not in areas:
+                hint = difflib.get_close_matches(topic.area, sorted(areas), n=1)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                line = self.area_lines.get(topic.id, where.line)
+                self.problem(where.file, line, f"topic {topic.id!r}: unknown area {topic.area!r}{extra}")
+        used = {t.area for t in topics.values()}
+        for area, where in self.areas:
+            if area.id not in used:
+                self.problem(where.file, where.line, f"area {area.id!r} has no topics (give a topic 'area: {area.id}')")
+        return list(areas.values())
+
+    def _link_questions(self, questions: dict[str, Question]) -> None:
+        """``same_as`` / ``overlaps`` name known items other than the item itself; each link is made
+        symmetric (linking A to B links B to A). Handles are unique: an unnumbered item's short
+        handle ('lora-4') names no other item."""
+        same: dict[str, dict[str, None]] = {qid: {} for qid in questions}
+        over: dict[str, dict[str, None]] = {qid: {} for qid in questions}
+        for q in questions.values():
+            where = q.where or Location("(bank)", 0)
+            for key, targets, table in (("same_as", q.same_as, same), ("overlaps", q.overlaps, over)):
+                line = self.link_lines.get((q.id, key), where.line)
+                for other in targets:
+                    if other == q.id:
+                        self.problem(where.file, line, f"question {q.id!r}: {key} names the question itself")
+                    elif other not in questions:
+                        hint = difflib.get_close_matches(other, sorted(questions), n=1)
+                        extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                        message = f"question {q.id!r}: {key} names unknown question {other!r}{extra}"
+                        self.problem(where.file, line, message)
+                    else:
+                        table[q.id][other] = None
+                        table[other][q.id] = None
+        for qid, q in questions.items():
+            both = set(same[qid]) & set(over[qid])
+            for other in sorted(both):
+                del over[qid][other]  # same_as is the stronger link
+            s, o = tuple(sorted(same[qid])), tuple(sorted(over[qid]))  # the same whatever the file order
+            if (s, o) != (q.same_as, q.overlaps):
+                questions[qid] = replace(q, same_as=s, overlaps=o)
+        handles: dict[str, str] = {}
+        for q in questions.values():
+            handle = short_handle(q.id) if q.number is None else None
+            if handle is None or handle == q.id:
+                continue
+            if handle in questions or handle in handles:
+                where = q.where or Location("(bank)", 0)
+                other = handles.get(handle, handle)
+                self.problem(where.file, where.line, f"question {q.id!r}: its handle {handle!r} is also {other!r}")
+            handles[handle] = q.id
 
 
 CHUNKED_CHARS = 1_000_000  # a larger file is parsed an entry at a time (PyYAML holds a whole document's nodes)
@@ -706,12 +822,12 @@ def _walk_file(checker: _Checker, path: Path) -> None:
     if not isinstance(data, _Map):
         checker.problem(file, 1, "expected a mapping with 'topics:', 'questions:' or 'glossary:'")
         return
-    handlers = {"topics": checker.topic, "questions": checker.question, "glossary": checker.term}
+    handlers = {"areas": checker.area, "topics": checker.topic, "questions": checker.question, "glossary": checker.term}
     for key, value in data.items():
         line = data.key_lines.get(key, 1)
         if key not in TOP_LEVEL:
             checker.problem(
-                file, line, f"unknown section {key!r} (expected topics, questions, glossary, synonyms, antonyms)"
+                file, line, f"unknown section {key!r} (expected areas, topics, questions, glossary, synonyms, antonyms)"
             )
             continue
         if value is None:
@@ -747,8 +863,8 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     if cache_file is not None:
         cached = _read_cache(cache_file)
         if cached is not None:
-            topics, questions, terms, lexicon = cached
-            return Bank(topics, questions, terms, source=str(root), lexicon=lexicon)
+            topics, questions, terms, lexicon, areas = cached
+            return Bank(topics, questions, terms, source=str(root), lexicon=lexicon, areas=areas)
     checker = _Checker()
     for p in paths:
         _walk_file(checker, p)
@@ -761,7 +877,7 @@ def load_bank(path: Path | str, files: Iterable[Path] | None = None, *, cache_di
     return bank
 
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 
 
 def cache_is_warm(path: Path | str, cache_dir: Path) -> bool:
@@ -787,13 +903,13 @@ def _cache_file(cache_dir: Path, root: Path, paths: list[Path]) -> Path:
     return cache_dir / f"bank-{digest.hexdigest()[:32]}.pickle"
 
 
-def _read_cache(cache_file: Path) -> tuple[list[Topic], list[Question], list[Term], Lexicon] | None:
+def _read_cache(cache_file: Path) -> tuple[list[Topic], list[Question], list[Term], Lexicon, list[Area]] | None:
     try:
         with cache_file.open("rb") as f:  # streamed: the file's bytes (21 MB for 10,000 questions) are never held whole
             data = pickle.load(f)  # noqa: S301 - our own file in the user's cache dir
     except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, TypeError):
         return None
-    if not (isinstance(data, tuple) and len(data) == 4):
+    if not (isinstance(data, tuple) and len(data) == 5):
         return None
     return data
 
@@ -803,7 +919,9 @@ def _write_cache(cache_file: Path, bank: Bank) -> None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         for old in cache_file.parent.glob("bank-*.pickle"):
             old.unlink(missing_ok=True)
-        records = (list(bank.topics), list(bank.questions.values()), list(bank.terms.values()), bank.lexicon)
+        records = (
+            list(bank.topics), list(bank.questions.values()), list(bank.terms.values()), bank.lexicon, list(bank.areas)
+        )  # fmt: skip
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")  # processes warming at once do not mix
         with tmp.open("wb") as f:
             pickle.dump(records, f, protocol=pickle.HIGHEST_PROTOCOL)

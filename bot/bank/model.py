@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,9 +36,34 @@ class Topic:
     title_ru: str
     title_en: str
     order: int
+    area: str | None = None  # the syllabus area (``areas:``) the topic belongs to
 
     def title(self, lang: str) -> str:
         return self.title_en if lang == "en" else self.title_ru
+
+
+@dataclass(frozen=True, slots=True)
+class Area:
+    """A syllabus area of an interview (``areas:``): topics belong to it through ``area:``, and
+    ``target`` is how many items the bank aims to hold in it."""
+
+    id: str
+    title_ru: str
+    title_en: str
+    order: int
+    target: int = 0
+
+    def title(self, lang: str) -> str:
+        return self.title_en if lang == "en" else self.title_ru
+
+
+_PADDED_TAIL = re.compile(r"-0+(?=\d+$)")
+
+
+def short_handle(question_id: str) -> str:
+    """The handle of an unnumbered item: its id without the zero padding of its trailing number
+    ('lora-04' → 'lora-4'); other ids are their own handle."""
+    return _PADDED_TAIL.sub("-", question_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +128,10 @@ class Question:
     follow_ups: tuple[FollowUp, ...] = ()
     context: str | None = None
     original: bool = False  # source: {kind: original}; written for the bank, not from a seed
+    # Items asking the same question (``same_as:``) or overlapping it (``overlaps:``), made
+    # symmetric by the loader: never asked back to back, named on each other's reference card.
+    same_as: tuple[str, ...] = ()
+    overlaps: tuple[str, ...] = ()
 
     @classmethod
     def create(
@@ -123,12 +153,14 @@ class Question:
         follow_ups: tuple[FollowUp, ...] = (),
         context: str | None = None,
         original: bool = False,
+        same_as: tuple[str, ...] = (),
+        overlaps: tuple[str, ...] = (),
     ) -> Question:
         details_z = zlib.compress(details.encode("utf-8"), 6) if details else None
         return cls(
             id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, terms, difficulty,
             number, source_file, source_section, where, misconceptions, details_z, follow_ups, context,
-            original,
+            original, same_as, overlaps,
         )  # fmt: skip
 
     @property
@@ -142,10 +174,16 @@ class Question:
 
     @property
     def label(self) -> str:
-        """How users refer to it: '463', 't13', or the id for unnumbered questions."""
+        """The handle users refer to it by (``/q <handle>``, shown in every header): '463', 't13',
+        or for an unnumbered item its id without zero padding ('lora-4' for ``lora-04``)."""
         if self.number is None:
-            return self.id
+            return short_handle(self.id)
         return f"t{self.number}" if self.kind == "task" else str(self.number)
+
+    @property
+    def linked(self) -> tuple[str, ...]:
+        """Every item linked to this one (``same_as`` first, then ``overlaps``)."""
+        return self.same_as + self.overlaps if self.overlaps else self.same_as
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +222,14 @@ class Bank:
     """An immutable, validated bank. Build it with :func:`bot.bank.loader.load_bank`."""
 
     __slots__ = (
+        "_area_topics",
+        "_areas",
+        "_areas_by_id",
+        "_by_handle",
         "_by_number",
         "_by_topic",
         "_candidates",
+        "_links",
         "_questions",
         "_terms",
         "_topics",
@@ -202,13 +245,21 @@ class Bank:
         terms: list[Term],
         source: str = "",
         lexicon: Lexicon | None = None,
+        areas: list[Area] | None = None,
     ) -> None:
         self.source = source
         self.lexicon = lexicon or Lexicon()
         self._topics = tuple(sorted(topics, key=lambda t: (t.order, t.id)))
         self._topics_by_id = MappingProxyType({t.id: t for t in self._topics})
+        self._areas = tuple(sorted(areas or (), key=lambda a: (a.order, a.id)))
+        self._areas_by_id = MappingProxyType({a.id: a for a in self._areas})
+        self._area_topics = MappingProxyType(
+            {a.id: tuple(t.id for t in self._topics if t.area == a.id) for a in self._areas}
+        )
         self._questions = MappingProxyType({q.id: q for q in questions})
         self._by_number = MappingProxyType({(q.kind, q.number): q for q in questions if q.number is not None})
+        self._links = MappingProxyType({q.id: q.linked for q in questions if q.linked})
+        self._by_handle = MappingProxyType({q.label: q for q in questions if q.number is None and q.label != q.id})
         by_topic: dict[str, list[str]] = {t.id: [] for t in self._topics}
         for q in questions:
             by_topic[q.topic].append(q.id)
@@ -232,6 +283,38 @@ class Bank:
     def topic_question_ids(self, topic_id: str) -> tuple[str, ...]:
         return self._by_topic.get(topic_id, ())
 
+    # Syllabus areas -------------------------------------------------------------------------
+    @property
+    def areas(self) -> tuple[Area, ...]:
+        """The syllabus areas in order (empty for a bank that defines none)."""
+        return self._areas
+
+    def area(self, area_id: str) -> Area | None:
+        return self._areas_by_id.get(area_id)
+
+    def area_topics(self, area_id: str) -> tuple[str, ...]:
+        """Topic ids of an area, in menu order."""
+        return self._area_topics.get(area_id, ())
+
+    def area_question_ids(self, area_id: str) -> tuple[str, ...]:
+        """Every item (questions and tasks) of an area's topics."""
+        return tuple(qid for tid in self.area_topics(area_id) for qid in self._by_topic.get(tid, ()))
+
+    def topics_by_area(self) -> list[tuple[Area | None, tuple[Topic, ...]]]:
+        """The topics grouped by syllabus area, in syllabus order; topics in no area come last
+        (under None). A bank without areas is one group of all its topics."""
+        groups: list[tuple[Area | None, tuple[Topic, ...]]] = [
+            (a, tuple(self._topics_by_id[tid] for tid in self.area_topics(a.id))) for a in self._areas
+        ]
+        loose = tuple(t for t in self._topics if t.area not in self._areas_by_id)
+        if loose:
+            groups.append((None, loose))
+        return groups
+
+    def area_counts(self) -> list[tuple[Area, int]]:
+        """Each area with how many items it holds, in syllabus order."""
+        return [(a, len(self.area_question_ids(a.id))) for a in self._areas]
+
     def candidates(self, topic_id: str | None, *, include_tasks: bool = False) -> tuple[str, ...]:
         """Question ids of a topic (None: all topics), in bank order; tasks only if asked."""
         return self._candidates.get((topic_id, include_tasks), ())
@@ -248,7 +331,8 @@ class Bank:
         return self._by_number.get((kind, number))
 
     def resolve(self, ref: str) -> Question | None:
-        """A question by id, by number ('463'), or a task by 't13'."""
+        """A question by its handle or id: a number ('463'), a task 't13', an id ('lora-04') or
+        the short handle of an unnumbered item ('lora-4')."""
         ref = ref.strip().lower().lstrip("#№")
         if is_number(ref):
             return self.by_number(int(ref))
@@ -256,7 +340,17 @@ class Bank:
             return self.by_number(int(ref[1:]), "task") or self._questions.get(ref)
         if ref[:1] == "q" and is_number(ref[1:]):
             return self.by_number(int(ref[1:])) or self._questions.get(ref)
-        return self._questions.get(ref)
+        return self._questions.get(ref) or self._by_handle.get(short_handle(ref))
+
+    @property
+    def links(self) -> Mapping[str, tuple[str, ...]]:
+        """Every linked item's id → the ids linked to it (items without links are absent)."""
+        return self._links
+
+    def linked(self, question_id: str) -> tuple[str, ...]:
+        """Ids of the items linked to one (``same_as`` / ``overlaps``, symmetric)."""
+        q = self._questions.get(question_id)
+        return q.linked if q is not None else ()
 
     # Glossary -------------------------------------------------------------------------------
     @property

@@ -33,7 +33,8 @@ def choose(
     answered: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """``size`` questions across ``topics`` (all topics if empty), mixed difficulty, easier
-    first like an interviewer; questions the user has not answered yet are preferred."""
+    first like an interviewer; questions the user has not answered yet are preferred. Never two
+    items linked by ``same_as`` / ``overlaps``: an interview asks each question once."""
     pool = [q for q in bank.questions.values() if q.kind == "question" and (not topics or q.topic in topics)]
     if not pool:
         return []
@@ -44,12 +45,18 @@ def choose(
         rng.shuffle(ids)
         ids.sort(key=lambda qid: qid in answered)  # stable: unanswered first, random within
     chosen: list[str] = []
+    blocked: set[str] = set()  # the chosen items and every item linked to one
     levels = sorted(by_level)
     i = 0
-    while len(chosen) < min(size, len(pool)):
-        level = levels[i % len(levels)]
-        if by_level[level]:
-            chosen.append(by_level[level].pop(0))
+    while len(chosen) < size and any(by_level.values()):
+        ids = by_level[levels[i % len(levels)]]
+        while ids:
+            qid = ids.pop(0)
+            if qid not in blocked:
+                chosen.append(qid)
+                blocked.add(qid)
+                blocked.update(bank.linked(qid))
+                break
         i += 1
     # easy to hard; the sort is stable, so questions of one level keep their random order
     chosen.sort(key=lambda qid: bank.questions[qid].difficulty)

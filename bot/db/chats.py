@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 
 from bot.db.models import (
     Answer,
@@ -236,3 +236,9 @@ async def migrate_chat(session: Session, old_id: int, new_id: int) -> None:
     for model in (ChatSeen, Delivery, Ask, Answer, Reveal, Poll, PollAnswer, Interview):
         await session.execute(update(model).where(model.chat_id == old_id).values(chat_id=new_id))
     await session.delete(old)
+
+
+async def last_question(session: Session, chat_id: int) -> str | None:
+    """The question last asked in a chat (by anything: /q, a push, an interview), or None."""
+    latest = select(func.max(Ask.id)).where(Ask.chat_id == chat_id).scalar_subquery()
+    return cast("str | None", await session.scalar(select(Ask.question_id).where(Ask.id == latest)))

@@ -32,6 +32,8 @@ class QDraft:
     follow_ups: list[FollowUp] = field(default_factory=list)
     context: str | None = None
     original: bool = False
+    same_as: tuple[str, ...] = ()
+    overlaps: tuple[str, ...] = ()
 
     @property
     def needs_answer(self) -> bool:
@@ -104,7 +106,9 @@ def _flow_list(values: list[str] | tuple[str, ...], *, quote: bool) -> str:
     return "[" + ", ".join(ystr(v) if quote else v for v in values) + "]"
 
 
-def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[TDraft], source: str) -> str:
+def render_yaml(
+    topics: list[TopicDraft], questions: list[QDraft], terms: list[TDraft], source: str, known: set[str] | None = None
+) -> str:
     out: list[str] = [
         f"# Written by `interview-bot import` from {source}.",
         "# Questions marked 'needs answer' have a placeholder answer (TODO:) and key points derived",
@@ -139,11 +143,12 @@ def render_yaml(topics: list[TopicDraft], questions: list[QDraft], terms: list[T
                 out.append(f"    source: {{{', '.join(source_parts)}}}")
             if q.context:
                 out.append(f"    context: {ystr(q.context)}")
-            out += [
-                f"    text: {ystr(q.text)}",
-                f"    terms: {_flow_list(q.terms, quote=False)}",
-                "    key_points:",
-            ]
+            out += [f"    text: {ystr(q.text)}", f"    terms: {_flow_list(q.terms, quote=False)}"]
+            for key, ids in (("same_as", q.same_as), ("overlaps", q.overlaps)):
+                kept = [x for x in ids if known is not None and x in known]
+                if kept:
+                    out.append(f"    {key}: {_flow_list(kept, quote=False)}")
+            out.append("    key_points:")
             for kp in q.key_points:
                 out.append(f"      - text: {ystr(kp.text)}")
                 if not kp.core:

@@ -242,6 +242,8 @@ class Importer:
             follow_ups=list(q.follow_ups),
             context=q.context,
             original=q.original,
+            same_as=q.same_as,
+            overlaps=q.overlaps,
         )
 
     def _index(self, q: Ref) -> None:
@@ -635,11 +637,17 @@ class Importer:
         return getattr(self, "held", None) or (len(self.questions), len(self.topics), len(self.terms))
 
     def render(self, source: str) -> str:
+        # links (same_as / overlaps) are kept to the items the file can see: its own, and the
+        # bank's when the file is an addition inside the bank folder
+        known = set(self.questions)
+        if self.t.addition and self.base is not None:
+            known.update(self.base.questions)
         return render_yaml(
             sorted(self.topics.values(), key=lambda t: (t.order, t.id)),
             list(self.questions.values()),
             self.emitted_terms(),
             source,
+            known,
         )
 
 

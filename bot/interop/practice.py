@@ -185,8 +185,8 @@ class Session:
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
         return await asking.pick_and_record(
-            self.db, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates, exclude=asked,
-            source=AskSource.TERMINAL,
+            self.db, self.bank, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates,
+            exclude=asked, source=AskSource.TERMINAL,
         )  # fmt: skip
 
     async def _answer(self, q: Question, ask: Ask, text: str) -> Outcome:
@@ -233,10 +233,11 @@ class Session:
     def _question(self, q: Question, ask: Ask, i: int, total: int) -> None:
         topic = self.bank.topic(q.topic)
         title = topic.title(self.lang) if topic else q.topic
-        # the seed number a user can type (#463, задача 13); never an internal id
-        label = (
-            "" if q.number is None else (self.texts["task"].format(n=q.number) if q.kind == "task" else f"#{q.number}")
-        )
+        # the handle a user can type (#463, задача 13, lora-4)
+        if q.number is None:
+            label = q.label
+        else:
+            label = self.texts["task"].format(n=q.number) if q.kind == "task" else f"#{q.number}"
         self.say()
         self.say(RULE)
         self.say(self.texts["question"].format(i=i, total=total, title=title, label=f" · {label}" if label else ""))

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.catalog import CatalogHolder
 from bot.config import Settings
-from bot.core.picking import candidates_for, pick
+from bot.core.picking import candidates_for, not_after, pick
 from bot.core.quiz import Quiz
 from bot.db import answers, asks, cards, deliveries, inbox
 from bot.db import chats as chat_store
@@ -195,13 +195,15 @@ class PushService:
         topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
         candidates = candidates_for(bank, topic)
         async with self.db.read() as session:
+            previous = await chat_store.last_question(session, claim.chat_id) if bank.links else None
+            avoid = not_after(bank, previous)  # yesterday's question's twin is not today's
             if claim.chat_type == "private":
                 within = None if topic is None else candidates
                 for card in await cards.due_cards(session, claim.chat_id, self.clock(), 20, within):
-                    if bank.question(card.question_id) is not None:
+                    if bank.question(card.question_id) is not None and card.question_id not in avoid:
                         return card.question_id
             seen = await chat_store.seen_counts(session, claim.chat_id)
-        return pick(candidates, seen, self.rng)
+        return pick(candidates, seen, self.rng, avoid=avoid)
 
     async def _deliver(self, claim: Claim, chat_id: int | None = None) -> bool:
         """Send one claimed push and record what became of it. True when it went back to the queue

@@ -18,7 +18,7 @@ from typing import Literal
 from bot.bank import Bank, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
-from bot.core.picking import candidates_for, pick
+from bot.core.picking import candidates_for, not_after, pick
 from bot.db import answers, asks, cards, chats
 from bot.db.engine import Database
 from bot.db.models import Ask, AskSource
@@ -57,7 +57,8 @@ async def choose_next(
         return Choice(None, source, empty_topic=topic or "")
     async with db.read() as session:
         seen = await chats.seen_counts(session, chat_id)
-    qid = pick(ids, seen, rng)
+        previous = await chats.last_question(session, chat_id) if bank.links else None
+    qid = pick(ids, seen, rng, avoid=not_after(bank, previous))
     assert qid is not None
     new_round = False
     if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
@@ -83,7 +84,7 @@ def resolve(catalog: Catalog, text: str) -> Resolved:
     if is_number(ref) or (ref[:1].lower() in "tq" and is_number(ref[1:])):
         q = catalog.bank.resolve(ref)
         return Resolved("question", q, AskSource.NUMBER) if q is not None else Resolved("not_found", ref=ref)
-    direct = catalog.bank.question(ref.lower())
+    direct = catalog.bank.resolve(ref) if ref and " " not in ref else None  # an id or a handle: lora-04, lora-4
     if direct is not None:
         return Resolved("question", direct, AskSource.ID)
     topic = catalog.find_topic(text)
@@ -156,6 +157,7 @@ async def note_message(db: Database, ask: Ask, message_id: int) -> None:
 
 async def pick_and_record(
     db: Database,
+    bank: Bank,
     rng: random.Random,
     *,
     chat_id: int,
@@ -164,11 +166,16 @@ async def pick_and_record(
     exclude: set[str],
     source: str,
 ) -> tuple[str, Ask] | None:
-    """Choose a least-seen candidate not in ``exclude`` and record it as asked, in one transaction
-    (the terminal loop). None when no candidate is left."""
+    """Choose a least-seen candidate not in ``exclude`` (the session's questions) and record it as
+    asked, in one transaction (the terminal loop). An item linked to one already asked in the
+    session, or to the chat's previous question, comes only when nothing else is left. None when no
+    candidate is left."""
     async with db.write() as session:
         seen = await chats.seen_counts(session, chat_id)
-        qid = pick([c for c in candidates if c not in exclude], seen, rng)
+        previous = await chats.last_question(session, chat_id) if bank.links else None
+        allowed = [c for c in candidates if c not in exclude]
+        avoid = set(not_after(bank, previous)).union(*(bank.linked(qid) for qid in exclude))
+        qid = pick(allowed, seen, rng, avoid=avoid)
         if qid is None:
             return None
         ask = await asks.record_ask(session, chat_id, qid, user_id=user_id, source=source)

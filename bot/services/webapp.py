@@ -388,6 +388,8 @@ async def answered(db: Database, *, user_id: int) -> set[str]:
 
 
 def topics(catalog: Catalog, lang: str, done: set[str]) -> list[dict[str, Any]]:
+    """The non-empty topics in syllabus order, each with its area (``area`` is None for a topic in
+    no area): the Mini App heads the topics of a many-topic area with the area's title."""
     bank = catalog.bank
     return [
         {
@@ -395,8 +397,10 @@ def topics(catalog: Catalog, lang: str, done: set[str]) -> list[dict[str, Any]]:
             "title": topic.title(lang),
             "count": len(ids := bank.topic_question_ids(topic.id)),
             "answered": sum(1 for qid in ids if qid in done),
+            "area": {"id": area.id, "title": area.title(lang)} if area else None,
         }
-        for topic in bank.topics
+        for area, group in bank.topics_by_area()
+        for topic in group
         if bank.topic_question_ids(topic.id)
     ]
 
@@ -437,6 +441,7 @@ def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> d
         "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
         "details_html": to_html(details) if details else None,
         "context": q.context,  # one line that makes a seed question understandable alone
+        "similar": [question_item(other, bank, lang, done) for qid in q.linked if (other := bank.question(qid))],
         "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in q.follow_ups],
         "terms": terms,
     }

@@ -60,7 +60,7 @@ def _btn(text: str, data: ButtonData) -> InlineKeyboardButton:
 def question_button(q: Question, search: tuple[int, str] | None = None) -> InlineKeyboardButton:
     """A button that asks ``q``; from search results (``search`` = its index and the query) the
     question's «Следующий» then goes on to the next result."""
-    prefix = f"{q.label}. " if q.number is not None else ""
+    prefix = f"{q.label}. "
     if search is not None:
         return _btn(prefix + q.text, SearchResult(q.id, search[0], search[1]))
     return _btn(prefix + q.text, AskQuestion(q.id))
@@ -78,9 +78,18 @@ def main_menu(lang: str) -> ReplyKeyboardMarkup:
 
 
 def _kind_label(q: Question, lang: str) -> str:
-    """'Вопрос 463', 'Задача t13', or just 'Вопрос' for unnumbered questions."""
-    kind = t(lang, f"kind.{q.kind}")
-    return f"{kind} {escape(q.label)}" if q.number is not None else kind
+    """'Вопрос 463', 'Задача t13', 'Вопрос lora-4': always with the handle ``/q`` takes."""
+    return f"{t(lang, f'kind.{q.kind}')} {escape(q.label)}"
+
+
+def similar_block(q: Question, bank: Bank, lang: str) -> str:
+    """«Похожий вопрос: 412 · …» naming the items linked to ``q`` (same_as / overlaps)."""
+    lines = [
+        t(lang, "similar", label=escape(other.label), text=escape(_short(other.text, 90)))
+        for qid in q.linked
+        if (other := bank.question(qid)) is not None
+    ]
+    return "\n".join(lines)
 
 
 def _header(q: Question, bank: Bank, lang: str) -> str:
@@ -155,6 +164,8 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
     if q.follow_ups:
         blocks.append(follow_ups_block(q, lang))
+    if q.linked:
+        blocks.append(similar_block(q, bank, lang))
     terms = [bank.term(tid) for tid in q.terms]
     rows = [[_btn(term.name(lang), TermCard(term.id))] for term in terms if term is not None]
     if rows:
@@ -298,9 +309,10 @@ def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, pag
 
 
 def topics_view(bank: Bank, lang: str, answered: set[str], current: str | None) -> View:
+    """The topics in syllabus order: those of one area stand together."""
     lines = [t(lang, "topics_title")]
     rows = []
-    for topic in bank.topics:
+    for topic in (topic for _, group in bank.topics_by_area() for topic in group):
         ids = bank.topic_question_ids(topic.id)  # questions and practice tasks
         if not ids:
             continue  # an empty topic is not offered

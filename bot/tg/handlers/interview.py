@@ -205,7 +205,7 @@ def _item_lines(
     """One question of the report: its score, self-assessment and time, and the follow-up."""
     text = escape(q.text if q else item.question_id)
     text = text if len(text) <= 90 else text[:89] + "…"
-    label = f"[{escape(q.label)}] " if q and q.number is not None else ""
+    label = f"[{escape(q.label)}] " if q else ""
     if result.skipped:
         return [t(lang, "interview.item_skipped", n=n, label=label, text=text)]
     took = _clock(result.seconds) if result.seconds is not None else "—"

@@ -171,7 +171,7 @@
   }
 
   // The bank --------------------------------------------------------------------------------------
-  function label(q) { return (q.label && q.label !== q.id ? "№" + q.label + " " : "") + q.text; }
+  function label(q) { return (q.label ? (/^\d+$/.test(q.label) ? "№" : "") + q.label + " " : "") + q.text; }
 
   function questionList(qs) {
     return h("ul", { class: "list questions" }, qs.map(function (q) {
@@ -192,10 +192,19 @@
 
   function bankScreen() {
     return get("topics").then(function (d) {
-      return [searchForm(""), h("ul", { class: "list" }, d.topics.map(function (tp) {
-        return h("li", null, h("button", { type: "button", onclick: function () { show(go("bank", function () { return topicScreen(tp.id); }), "push"); } },
-          h("span", { text: tp.title }), h("span", { class: "badge", text: tp.answered + "/" + tp.count })));
-      }))];
+      // topics in syllabus order; the topics of an area with more than one get its title above them
+      var sizes = {};
+      d.topics.forEach(function (tp) { if (tp.area) sizes[tp.area.id] = (sizes[tp.area.id] || 0) + 1; });
+      var items = [], last = null;
+      d.topics.forEach(function (tp) {
+        var area = tp.area && sizes[tp.area.id] > 1 ? tp.area : null;
+        if (area && area.id !== last) items.push(h("li", { class: "area muted", role: "presentation", text: area.title }));
+        else if (!area && last) items.push(h("li", { class: "area", role: "presentation" }));  // the group ends
+        last = area ? area.id : null;
+        items.push(h("li", null, h("button", { type: "button", onclick: function () { show(go("bank", function () { return topicScreen(tp.id); }), "push"); } },
+          h("span", { text: tp.title }), h("span", { class: "badge", text: tp.answered + "/" + tp.count }))));
+      });
+      return [searchForm(""), h("ul", { class: "list" }, items)];
     });
   }
 
@@ -242,6 +251,7 @@
       if (q.follow_ups.length) out.push(h("section", { class: "card" }, h("h2", { text: t("bank.follow_ups") }), q.follow_ups.map(function (f) {
         return h("details", null, h("summary", { text: f.question }), h("div", { class: "rich", html: f.answer_html }));
       })));
+      if (q.similar && q.similar.length) out.push(h("section", { class: "card", id: "similar" }, h("h2", { text: t("bank.similar") }), questionList(q.similar)));
       if (q.terms.length) out.push(h("section", null, h("h2", { text: t("bank.terms") }), termChips(q.terms)));
       return out;
     });
