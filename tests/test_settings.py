@@ -145,7 +145,8 @@ def test_cli_exits_2_with_one_line(tmp_path: Path) -> None:
     result = _run_cli({}, tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "interview-bot: BOT_TOKEN: not set. Get a token from @BotFather and run: BOT_TOKEN=... interview-bot run"
+        "interview-bot: BOT_TOKEN: not set. Set it to your bot's token from @BotFather (digits:secret of 20+ "
+        "characters), or try the bot without one: interview-bot demo"
     ]
     secret = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     result = _run_cli({"BOT_TOKEN": secret, "DEFAULT_TIMEZONE": "Nowhere"}, tmp_path)

@@ -240,8 +240,12 @@ class Fault:
 class FakeTelegram:
     """The fake server. Start with :meth:`start`; its methods are safe to call from tests."""
 
-    def __init__(self, *, strict_rates: bool = False, overall_rate: int = 30, token: str = TOKEN) -> None:
+    def __init__(
+        self, *, strict_rates: bool = False, overall_rate: int = 30, token: str = TOKEN, username: str = BOT_USERNAME
+    ) -> None:
         self.token = token
+        self.bot_id = int(token.partition(":")[0])  # as Telegram's: the token's number
+        self.username = username
         self.strict_rates = strict_rates
         self.overall_rate = overall_rate
         self.chats: dict[int, Chat] = {}
@@ -276,6 +280,7 @@ class FakeTelegram:
         self.changes = itertools.count(1)  # every sent or changed message takes the next number (Sent.seq)
         # called on the serving loop after a message is sent or changed or a callback is answered (the demo)
         self.on_change: Callable[[], None] | None = None
+        self.polled = asyncio.Event()
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -310,6 +315,7 @@ class FakeTelegram:
         """The Bot API's routes (``/bot<token>/<method>``, ``/file/bot<token>/<path>``); the updates
         wait on the loop that serves them."""
         self._cond = asyncio.Condition()
+        self.polled = asyncio.Event()  # set at the bot's first getUpdates
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/file/bot{token}/{path:.*}", self._file)
 
@@ -590,7 +596,7 @@ class FakeTelegram:
         per_chat.append(now)
 
     def _bot_user(self) -> dict[str, Any]:
-        return {"id": BOT_ID, "is_bot": True, "first_name": "Interview", "username": BOT_USERNAME}
+        return {"id": self.bot_id, "is_bot": True, "first_name": "Interview", "username": self.username}
 
     def _record(self, chat: Chat, method: str, params: dict[str, Any], text: str, raw: str) -> dict[str, Any]:
         message_id = next(chat.next_message_id)
@@ -640,6 +646,7 @@ class FakeTelegram:
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         limit = int(params.get("limit") or 100)
+        self.polled.set()
         assert self._cond is not None
         async with self._cond:
             if offset:
@@ -915,6 +922,10 @@ class FakeUser:
         self.fake.push_update({"message": message})
         return int(message["message_id"])
 
+    def message_update(self, text: str, *, reply_to: int | None = None) -> dict[str, Any]:
+        """The update of a message from this user (for :meth:`FakeTelegram.add_update`)."""
+        return {"message": self._message(text, reply_to)}
+
     def edit(self, message_id: int, text: str) -> None:
         self.mark()
         message = self._message(text, message_id=message_id)
@@ -926,6 +937,13 @@ class FakeUser:
         """Send a voice message (``kind``: voice, video_note or audio) with this audio; ``file_size``
         overrides the size Telegram reports. Returns the message id."""
         self.mark()
+        update = self.voice_update(content, duration, kind=kind, reply_to=reply_to, file_size=file_size)
+        self.fake.push_update(update)
+        return int(update["message"]["message_id"])
+
+    def voice_update(self, content: bytes, duration: int, *, kind: str = "voice", reply_to: int | None = None,
+                     file_size: int | None = None) -> dict[str, Any]:  # fmt: skip
+        """The update of a voice message (see :meth:`send_voice`); the file is kept for ``getFile``."""
         extension, folder = {"voice": ("oga", "voice"), "video_note": ("mp4", "video_notes"),
                              "audio": ("mp3", "music")}[kind]  # fmt: skip
         file_id, unique_id = self.fake.add_file(content, extension, folder)
@@ -940,8 +958,7 @@ class FakeUser:
         message = self._message("", reply_to)
         del message["text"]
         message[kind] = media
-        self.fake.push_update({"message": message})
-        return int(message["message_id"])
+        return {"message": message}
 
     def send_sticker(self) -> None:
         self.mark()
@@ -956,7 +973,12 @@ class FakeUser:
     def press(self, message: Sent, data: str) -> str:
         self.mark()
         query_id = f"cq{time.monotonic_ns()}"
-        self.fake.push_update({
+        self.fake.push_update(self.press_update(message, data, query_id))
+        return query_id
+
+    def press_update(self, message: Sent, data: str, query_id: str) -> dict[str, Any]:
+        """The update of a press on a button of ``message`` (a callback query with ``query_id``)."""
+        return {
             "callback_query": {
                 "id": query_id, "from": self.as_dict(), "chat_instance": f"ci{self.chat.id}",
                 "data": data,
@@ -966,8 +988,7 @@ class FakeUser:
                             # as Telegram does: the message carries its current inline keyboard
                             **({"reply_markup": message.reply_markup} if message.reply_markup else {})},
             }
-        })  # fmt: skip
-        return query_id
+        }  # fmt: skip
 
     def inline_query(self, text: str, offset: str = "") -> str:
         """Type ``@bot text`` in some chat: an inline query; returns its id (see inline_answers)."""
@@ -981,17 +1002,18 @@ class FakeUser:
 
     def answer_poll(self, poll_id: str, option: int | None) -> None:
         """Tap an option of a poll (None: retract the vote)."""
+        self.fake.push_update(self.poll_answer_update(poll_id, option))
+
+    def poll_answer_update(self, poll_id: str, option: int | None) -> dict[str, Any]:
         options = [] if option is None else [option]
-        self.fake.push_update(
-            {
-                "poll_answer": {
-                    "poll_id": poll_id,
-                    "user": self.as_dict(),
-                    "option_ids": options,
-                    "option_persistent_ids": [str(o) for o in options],
-                }
+        return {
+            "poll_answer": {
+                "poll_id": poll_id,
+                "user": self.as_dict(),
+                "option_ids": options,
+                "option_persistent_ids": [str(o) for o in options],
             }
-        )
+        }
 
     _seen = 0
 
