@@ -339,7 +339,8 @@ class Demo:
         kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
         disposition = "inline" if sent is not None and sent.method == "sendPhoto" else "attachment"
         headers = {"Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name)}", "Cache-Control": "no-store"}
-        return web.Response(body=item["content"], content_type=kind, headers=headers)
+        charset = "utf-8" if kind.startswith("text/") else None
+        return web.Response(body=item["content"], content_type=kind, charset=charset, headers=headers)
 
     async def page(self, request: web.Request) -> web.Response:
         name, kind = STATIC[request.path]

@@ -68,7 +68,7 @@
       node.className = "expandable closed";
       node.onclick = function () { node.classList.remove("closed"); };
     }
-    if (e.type === "text_link") { node.href = e.url; node.onclick = function (ev) { ev.preventDefault(); openLink(e.url); }; }
+    if (e.type === "text_link") { node.href = /^https?:\/\//.test(e.url) ? e.url : "#"; node.onclick = function (ev) { ev.preventDefault(); openLink(e.url); }; }
     return node;
   }
   function build(parent, text, entities, start, end, links) {
@@ -99,7 +99,7 @@
       if (params.get("startapp") !== null) return openApp(url);
       if (params.get("start") !== null) { setChat("private"); return send("/start " + params.get("start")); }
     }
-    window.open(url, "_blank", "noopener");
+    if (/^https?:\/\//.test(url)) window.open(url, "_blank", "noopener");
   }
 
   function openApp(url) {
@@ -257,6 +257,7 @@
     $("to-private").setAttribute("aria-pressed", String(chat === "private"));
     $("to-group").setAttribute("aria-pressed", String(chat === "group"));
     $("as-label").hidden = chat !== "group";
+    $("menu").hidden = chat !== "private" || !info.menu;  // the menu button is the private chat's
     var users = info.users;
     $("title").textContent = chat === "private" ? "Interview" : info.group.title;
     $("subtitle").textContent = chat === "private" ? W.bot + " · @" + info.bot.username
@@ -298,7 +299,7 @@
     $("as-text").textContent = W.as;
     data.users.forEach(function (u) { $("as").appendChild(el("option", { value: u.n, text: u.name })); });
     input.placeholder = W.placeholder;
-    if (data.menu) { $("menu").textContent = "☰ " + data.menu.text; $("menu").hidden = false; }
+    if (data.menu) $("menu").textContent = "☰ " + data.menu.text;
     $("voice-label").hidden = !data.voice;
     $("voice-label").title = W.voice;
     setChat("private");
