@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -264,3 +265,26 @@ def test_try_bot_needs_no_test_extras() -> None:
     assert imported <= {"__future__", "argparse", "json", "subprocess", "sys", "urllib", "typing"}, imported
     result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0 and "@press:" in result.stdout
+
+
+def test_a_busy_port_is_one_line() -> None:
+    from bot.config import SettingsError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(
+            SettingsError, match=rf"^--port {port}: cannot listen on 127.0.0.1:{port} \(already in use\)"
+        ):
+            listen(port)
+
+
+def test_the_demo_keeps_a_database_url_that_is_set(tmp_path: Path) -> None:
+    given = f"sqlite:///{tmp_path}/mine.db"
+    settings = demo_settings(port=1234, token=make_token(), workdir=tmp_path, _env_file=None, database_url=given)
+    assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path}/mine.db"
+    assert settings.telegram_api_url == "http://127.0.0.1:1234" and settings.webhook_url is None
+    assert settings.webapp_url == "https://127.0.0.1:1234/app/" and not settings.webapp_dev
+    assert settings.heartbeat_file == tmp_path / "alive"  # not the heartbeat of a real bot on this machine
+    assert re.fullmatch(r"\d{10}:[A-Za-z0-9_-]{36}", make_token()) and make_token() != make_token()
