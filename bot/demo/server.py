@@ -110,7 +110,7 @@ class Demo:
         return self.standin.user(USERS[number], self.names[number], language_code=self.language, chat=chat)
 
     # -- the chat as a person sees it ------------------------------------------------------------
-    def log(self, chat: Chat) -> list[Sent]:
+    def history(self, chat: Chat) -> list[Sent]:
         own = [m for m in self.own if m.chat_id == chat.id]
         return sorted([*self.standin.messages(chat.id), *own], key=lambda m: m.message_id)
 
@@ -218,8 +218,8 @@ class Demo:
         chat = self.chat(query.get("chat"), number)
         after = _query_number(query, "after", 0)
         wait = min(max(_query_number(query, "wait", 0), 0), MAX_WAIT)
-        await self._until(lambda: any(m.seq > after for m in self.log(chat)), wait)
-        changed = [m for m in self.log(chat) if m.seq > after]
+        await self._until(lambda: any(m.seq > after for m in self.history(chat)), wait)
+        changed = [m for m in self.history(chat) if m.seq > after]
         cursor = max([after, *(m.seq for m in changed)])
         return _ok({"messages": [self.view(m) for m in changed], "next": cursor})
 
