@@ -17,8 +17,10 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 BUSY = ("Расшифровываю", "Проверяю", "Transcribing", "Checking")
@@ -127,19 +129,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         play(Demo(args.url), steps)
         return 0
-    process = subprocess.Popen([sys.executable, "-m", "bot", "demo", "--port", "0"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        if not url:
-            return process.wait() or 1
-        play(Demo(url), steps)
-    finally:
-        process.terminate()
+    # the checkout's .venv when there is one (the README's install), else this Python
+    venv = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "python"
+    python = str(venv) if venv.exists() else sys.executable
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen([python, "-m", "bot", "demo", "--port", "0"], stdout=subprocess.PIPE,
+                                   stderr=errors, text=True)  # fmt: skip
         try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            assert process.stdout is not None
+            url = process.stdout.readline().strip()
+            if not url:
+                process.wait()
+                errors.seek(0)
+                last = (errors.read().strip().splitlines() or ["no output"])[-1]
+                print(f"try_bot: the demo did not start with {python}: {last}", file=sys.stderr)
+                return 1
+            play(Demo(url), steps)
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
     return 0
 
 

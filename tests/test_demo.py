@@ -262,7 +262,7 @@ def test_try_bot_needs_no_test_extras() -> None:
     script = Path(ROOT / "scripts" / "try_bot.py")
     assert script.stat().st_mode & 0o111, "scripts/try_bot.py is not executable"
     imported = set(re.findall(r"^(?:from|import) (\w+)", script.read_text(), re.M))
-    assert imported <= {"__future__", "argparse", "json", "subprocess", "sys", "urllib", "typing"}, imported
+    assert imported <= {"__future__", "argparse", "json", "pathlib", "subprocess", "sys", "tempfile", "urllib", "typing"}, imported
     result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0 and "@press:" in result.stdout
 
