@@ -115,6 +115,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo.server import run_command  # the demo's modules stay off the bot's own run path
+
+    return run_command(args.port, load_bank_or_exit)
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, not {value!r}")
+    return int(value)
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
     from bot.db.engine import DATABASE_ERRORS, database_problem, migrate_sync
@@ -213,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the bot (long polling unless --webhook)")
     run.add_argument("--webhook", action="store_true", help="serve a webhook (WEBHOOK_URL)")
     run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser(
+        "demo", help="try the bot in a browser with no token and no network: a local Telegram stand-in and a web chat"
+    )
+    demo.add_argument("--port", type=_port, default=8080, help="the web chat's port on 127.0.0.1 (default 8080)")
+    demo.set_defaults(func=cmd_demo)
 
     validate = sub.add_parser("validate", help="check the question bank and print a summary")
     validate.add_argument("path", nargs="?", help="bank folder or file (default: BANK_PATH or data/)")

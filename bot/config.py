@@ -208,7 +208,8 @@ class Settings(BaseSettings):
     def require_token(self) -> str:
         if self.bot_token is None or not self.bot_token.get_secret_value().strip():
             raise SettingsError(
-                "BOT_TOKEN: not set. Get a token from @BotFather and run: BOT_TOKEN=... interview-bot run"
+                "BOT_TOKEN: not set. Set it to your bot's token from @BotFather (digits:secret of 20+ characters), "
+                "or try the bot without one: interview-bot demo"
             )
         token = self.bot_token.get_secret_value().strip()
         head, _, tail = token.partition(":")

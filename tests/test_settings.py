@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings, SettingsError, load_settings
+from tests.conftest import ROOT
 
 ENV_KEYS = ("BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "BANK_PATH", "ADMIN_IDS",
             "DEFAULT_TIMEZONE", "DEFAULT_LANGUAGE", "LOG_LEVEL", "LOG_FORMAT", "STT", "STT_BASE_URL",
@@ -137,6 +138,7 @@ def test_stt_local_without_faster_whisper_is_one_line(tmp_path: Path) -> None:
 
 def _run_cli(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    full["PYTHONPATH"] = str(ROOT)  # this checkout's bot, not the one installed in the venv
     return subprocess.run([sys.executable, "-m", "bot", "run"], env={**full, **env}, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
@@ -145,7 +147,8 @@ def test_cli_exits_2_with_one_line(tmp_path: Path) -> None:
     result = _run_cli({}, tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "interview-bot: BOT_TOKEN: not set. Get a token from @BotFather and run: BOT_TOKEN=... interview-bot run"
+        "interview-bot: BOT_TOKEN: not set. Set it to your bot's token from @BotFather (digits:secret of 20+ "
+        "characters), or try the bot without one: interview-bot demo"
     ]
     secret = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     result = _run_cli({"BOT_TOKEN": secret, "DEFAULT_TIMEZONE": "Nowhere"}, tmp_path)
