@@ -262,7 +262,17 @@ def test_try_bot_needs_no_test_extras() -> None:
     script = Path(ROOT / "scripts" / "try_bot.py")
     assert script.stat().st_mode & 0o111, "scripts/try_bot.py is not executable"
     imported = set(re.findall(r"^(?:from|import) (\w+)", script.read_text(), re.M))
-    assert imported <= {"__future__", "argparse", "json", "pathlib", "subprocess", "sys", "tempfile", "urllib", "typing"}, imported
+    assert imported <= {
+        "__future__",
+        "argparse",
+        "json",
+        "pathlib",
+        "subprocess",
+        "sys",
+        "tempfile",
+        "urllib",
+        "typing",
+    }, imported
     result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0 and "@press:" in result.stdout
 
@@ -283,7 +293,7 @@ def test_a_busy_port_is_one_line() -> None:
 def test_the_demo_keeps_a_database_url_that_is_set(tmp_path: Path) -> None:
     given = f"sqlite:///{tmp_path}/mine.db"
     settings = demo_settings(port=1234, token=make_token(), workdir=tmp_path, _env_file=None, database_url=given)
-    assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path}/mine.db"
+    assert settings.database_url == given
     assert settings.telegram_api_url == "http://127.0.0.1:1234" and settings.webhook_url is None
     assert settings.webapp_url == "https://127.0.0.1:1234/app/" and not settings.webapp_dev
     assert settings.heartbeat_file == tmp_path / "alive"  # not the heartbeat of a real bot on this machine
