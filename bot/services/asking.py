@@ -95,7 +95,7 @@ def resolve(catalog: Catalog, text: str) -> Resolved:
 
 def search_result(catalog: Catalog, query: str, index: int) -> Question | None:
     """The ``index``-th result of a search (None when the results are exhausted)."""
-    ids = [h.question_id for h in catalog.search.search(query, limit=SEARCH_LIMIT)]
+    ids = [h.question_id for h in catalog.find(query, limit=SEARCH_LIMIT).hits]
     return catalog.bank.question(ids[index]) if 0 <= index < len(ids) else None
 
 
@@ -109,7 +109,7 @@ def search_page(catalog: Catalog, text: str, *, offset: int, size: int, limit: i
     """A page of the questions matching ``text`` (every question without text), as inline mode
     pages them."""
     bank = catalog.bank
-    ids = [h.question_id for h in catalog.search.search(text, limit=limit)] if text else list(bank.questions)
+    ids = [h.question_id for h in catalog.find(text, limit=limit).hits] if text else list(bank.questions)
     page = [q for qid in ids[offset : offset + size] if (q := bank.question(qid)) is not None]
     return Page(page, offset + size if offset + size < len(ids) else None)
 

@@ -413,7 +413,7 @@ def topic(catalog: Catalog, topic_id: str, lang: str, done: set[str]) -> dict[st
 def search(catalog: Catalog, query: str, lang: str, done: set[str]) -> list[dict[str, Any]]:
     """The same search as /search: BM25 over stemmed, transliterated keys (Russian endings match)."""
     bank = catalog.bank
-    hits = catalog.search.search(query, limit=SEARCH_LIMIT)
+    hits = catalog.find(query, limit=SEARCH_LIMIT).hits
     return [question_item(q, bank, lang, done) for h in hits if (q := bank.question(h.question_id)) is not None]
 
 

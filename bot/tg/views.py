@@ -281,11 +281,15 @@ def did_you_mean_view(query: str, terms: Sequence[Term], lang: str) -> View:
     return View(t(lang, "glossary_did_you_mean", query=escape(query)), InlineKeyboardMarkup(rows))
 
 
-def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, page: int) -> View:
+def search_view(
+    catalog: Catalog, query: str, ids: Sequence[str], lang: str, page: int, *, corrected: str | None = None
+) -> View:
     pages = max(1, math.ceil(len(ids) / PAGE))
     page = min(max(page, 0), pages - 1)
     chunk = [q for qid in ids[page * PAGE : (page + 1) * PAGE] if (q := catalog.bank.question(qid))]
     lines = [t(lang, "search_title", query=escape(query), count=len(ids), page=page + 1, pages=pages)]
+    if corrected is not None:  # a typo: say what the results are for
+        lines.append(t(lang, "search_corrected", query=escape(corrected)))
     for i, q in enumerate(chunk, page * PAGE + 1):
         label = f"[{escape(q.label)}] " if q.number is not None else ""
         lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
