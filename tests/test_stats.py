@@ -189,7 +189,7 @@ def test_stats_text_is_valid_telegram_html_with_bars(bank) -> None:  # type: ign
     p = aggregate(topic_specs(bank), facts, today=date(2026, 3, 2), tz=UTC)
     text = parse_html(stats_text(p, 4, bank, "ru"))
     assert f"Ответов: 2 · вопросов: 1 из {shipped_counts()[0]}" in text
-    assert "Серия: 2 дн. подряд" in text
+    assert "Серия: 2 дня подряд" in text
     assert "К повторению сейчас: 4" in text
     assert "▓▓▓▓▓▓▓▓░░  75% покрытие ключевых пунктов" in text
     assert "▓▓▓▓▓▓▓▓▓▓ 100% знал" in text

@@ -12,7 +12,7 @@ from bot.bank import Bank, Question, Term
 from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
 from bot.catalog import Catalog
 from bot.core.grading import Grade
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services.feedback import charges, feedback_lines
 from bot.tg.callbacks import (
     AskQuestion,
@@ -249,7 +249,7 @@ def glossary_view(bank: Bank, lang: str, page: int = 0) -> View:
     if pager:
         rows.append(pager)
     rows.append([_btn(t(lang, "btn.by_topic"), GlossaryTopics())])
-    text = t(lang, "glossary_title", count=len(terms), page=page + 1, pages=pages)
+    text = t(lang, "glossary_title", count=counted(len(terms), "terms", lang), page=page + 1, pages=pages)
     return View(text, InlineKeyboardMarkup(rows))
 
 
@@ -448,7 +448,7 @@ def my_answer_view(text: str, lang: str) -> View:
     room = TELEGRAM_TEXT_LIMIT - 200
     if len(text) > room:
         quoted = escape(text[:room].rstrip()) + "…"
-        note = "\n" + t(lang, "answer_quote_cut", chars=len(text))
+        note = "\n" + t(lang, "answer_quote_cut", chars=counted(len(text), "chars", lang))
     else:
         quoted, note = escape(text), ""
     return View(f"<b>{label}:</b>\n<blockquote expandable>{quoted}</blockquote>{note}")

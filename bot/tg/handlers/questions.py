@@ -12,7 +12,7 @@ from bot.bank import Question
 from bot.bank.markdown import escape
 from bot.core.text import looks_like_no_answer
 from bot.db.models import Ask, AskSource
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services import answers, asking, revealing
 from bot.tg.callbacks import (
     AskQuestion,
@@ -236,7 +236,11 @@ async def submit_answer(
 
         shown = await after_interview_answer(update, context, done, checking.message, prefix=prefix)
     else:
-        head = head or t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
+        head = head or t(
+            context.lang,
+            "answer_saved_again" if done.again else "answer_saved",
+            chars=counted(len(text), "chars", context.lang),
+        )
         view = _feedback(update, context, ask, q, done, prefix + head)
         shown = await show(update, view, checking.message, quote=is_group(update))
     noted = voice.shown_in if voice else None
