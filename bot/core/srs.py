@@ -9,6 +9,7 @@ Learning steps are hours, not minutes: these are interview questions, not flash 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -79,3 +80,10 @@ def retrievability(state: str, now: datetime) -> float:
         return float(_SCHEDULER.get_card_retrievability(card, now))
     except (ValueError, KeyError, TypeError):
         return 0.0
+
+
+def due_now(cards: Iterable[tuple[str, datetime]], now: datetime, in_bank: Callable[[str], object]) -> list[str]:
+    """The one definition of "due", shared by /review, /stats and the Mini App: the questions of the
+    cards (question id, due time) whose time has come (due at or before ``now``) and that are still
+    in the bank (``in_bank(id)`` is truthy), most overdue first. A card due later today is not due yet."""
+    return [qid for qid, due in sorted(cards, key=lambda card: card[1]) if due <= now and in_bank(qid)]

@@ -18,6 +18,7 @@ from typing import Literal
 from bot.bank import Bank, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
+from bot.core import srs
 from bot.core.picking import candidates_for, pick
 from bot.db import answers, asks, cards, chats
 from bot.db.engine import Database
@@ -125,15 +126,11 @@ class Review:
 
 async def due_review(db: Database, bank: Bank, *, user_id: int, now: datetime) -> Review:
     async with db.read() as session:
-        due = [
-            c
-            for c in await cards.due_cards(session, user_id, now, limit=200)
-            if bank.question(c.question_id) is not None
-        ]
+        due = srs.due_now(await cards.due_questions(session, user_id, now), now, bank.question)
         upcoming = None if due else await cards.next_due(session, user_id)
     if not due:
         return Review(None, 0, upcoming)
-    return Review(bank.questions[due[0].question_id], len(due))
+    return Review(bank.questions[due[0]], len(due))
 
 
 async def record_ask(db: Database, *, chat_id: int, question_id: str, user_id: int | None, source: str) -> Ask:

@@ -277,7 +277,8 @@ async def progress(
     reuse: bool = True,
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
-    (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points.
+    (FSRS recall × the latest grade), cards due now (as /review counts them) and later in the next
+    7 days, the weakest key points.
     ``reuse=False``: from the answers alone, neither a cached nor a stored digest."""
     bank = catalog.bank
     slot_seconds = _slot_seconds(now, tz)
@@ -347,8 +348,10 @@ def _due(bank: Bank, cards: list[webapp_db.CardStat], now: datetime, tz: tzinfo,
                 counts[i] += 1
                 break
     week = [{"date": _day(today + timedelta(days=i)), "count": counts[i]} for i in range(1, 8)]
-    return {"now": sum(1 for c in cards if c.due <= now and bank.question(c.question_id)), "today": counts[0],
-            "week": week, "week_total": sum(counts[1:])}  # fmt: skip
+    due = len(srs.due_now(((c.question_id, c.due) for c in cards), now, bank.question))  # as /review and /stats
+    # «Сейчас» is what /review gives now; the rest of today comes later, with the next 7 days
+    return {"now": due, "later_today": counts[0] - due, "week": week,
+            "week_total": counts[0] - due + sum(counts[1:])}  # fmt: skip
 
 
 def _weakest_points(bank: Bank, found: Digest) -> list[tuple[str, int, int, int]]:

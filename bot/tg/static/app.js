@@ -151,7 +151,7 @@
         h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.longest") }), h("b", { text: t("progress.streak_days", { n: p.streak.longest }) })),
         h("p", { class: "muted", style: "flex-basis:100%;margin:0", text: t("progress.totals", p.totals) })));
       out.push(h("section", { class: "card" }, h("h2", { text: t("progress.due") }),
-        h("div", { class: "row" }, h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_today") }), h("b", { id: "due-today", text: String(p.due.today) })),
+        h("div", { class: "row" }, h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_today") }), h("b", { id: "due-now", text: String(p.due.now) })),
           h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_week") }), h("b", { text: String(p.due.week_total) }))),
         h("div", { class: "week" }, p.due.week.map(function (d) { return h("div", null, h("span", { class: "muted", text: d.date.slice(5) }), h("b", { text: String(d.count) })); }))));
       out.push(h("section", { class: "card" }, h("h2", { text: t("progress.mastery") }), h("p", { class: "muted", text: t("progress.mastery_hint") }),
