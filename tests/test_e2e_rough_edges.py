@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import BotProcess
@@ -36,3 +38,26 @@ def test_a_greeting_after_a_question_is_asked_about_not_graded(fake: FakeTelegra
     en.send("recompute")  # one real word is an answer
     (fb,) = en.expect()
     assert "Score:" in fb.text, fb.text
+
+
+def test_an_english_quiz_is_english_with_the_russian_definition_labelled(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    user = fake.user(uid, language_code="en")
+    user.send("/lang en")
+    user.expect()
+    for _ in range(3):
+        before = len(fake.messages(uid))
+        user.send("/quiz")
+        fake.wait_for(lambda n=before: any(m.method == "sendPoll" for m in fake.messages(uid)[n:]), 10, "a quiz poll")
+        message = next(m for m in fake.messages(uid)[before:] if m.method == "sendPoll")
+        params = message.params
+        prompt, definition = params["question"].split("\n", 1)
+        assert prompt == "🧩 Which term is this? The definition, in Russian:"
+        assert re.search("[а-яё]", definition)  # the bank's text, as it is
+        for option in params["options"]:
+            text = option if isinstance(option, str) else option["text"]
+            assert not re.search("[а-яёА-ЯЁ`]", text), params["options"]
+        explanation = params["explanation"]
+        assert explanation.startswith("✅ ") and "\nMore: /glossary " in explanation
+        assert not re.search("[а-яёА-ЯЁ…`]", explanation), explanation
