@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Final, TextIO
 
 from bot.bank import Bank, Question, Topic
-from bot.bank.markdown import to_plain
+from bot.bank.markdown import inline_plain, to_plain
 from bot.core.grading import Grade
 from bot.core.picking import candidates_for
 from bot.db import chats
@@ -295,7 +295,8 @@ class Session:
     def _feedback(self, q: Question, grade: Grade, fallback: str = "") -> None:
         self.say()
         for line in feedback_lines(q, grade, self.lang, fallback=fallback):
-            self.say(line.text if line.kind in ("score", "heading", "note", "text") else f"  {line.text}")
+            text = inline_plain(line.text)  # a terminal shows no Markdown: `code` loses its backticks
+            self.say(text if line.kind in ("score", "heading", "note", "text") else f"  {text}")
 
     def _show_reference(self, q: Question, grade: Grade | None) -> None:
         self.say()
@@ -305,7 +306,7 @@ class Session:
         self.say(self.texts["should_have"])
         covered = set(grade.covered) if grade else set()
         for i, kp in enumerate(q.key_points):
-            self.say(f"  {'✓' if i in covered else '•'} {kp.text}")
+            self.say(f"  {'✓' if i in covered else '•'} {inline_plain(kp.text)}")
         if q.details:
             self.say()
             self.say(self.texts["details"])
@@ -314,8 +315,8 @@ class Session:
             self.say()
             self.say(self.texts["follow_ups"])
             for f in q.follow_ups:
-                self.say(f"  • {f.question}")
-                self.say(f"    {f.answer}")
+                self.say(f"  • {inline_plain(f.question)}")
+                self.say(f"    {inline_plain(f.answer)}")
 
 
 def run_practice(

@@ -15,7 +15,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from bot.bank import Bank, Question, Term
-from bot.bank.markdown import to_html
+from bot.bank.markdown import inline_plain, to_html
 from bot.catalog import Catalog
 from bot.core import srs, stats
 from bot.core.grading import GOOD, PARTIAL
@@ -306,7 +306,12 @@ async def progress(
 
 
 def _weak_point(q: Question, index: int, missed: int, seen: int, bank: Bank, lang: str) -> dict[str, Any]:
-    return {"question": question_item(q, bank, lang), "point": q.key_points[index].text, "missed": missed, "of": seen}
+    return {
+        "question": question_item(q, bank, lang),
+        "point": inline_plain(q.key_points[index].text),
+        "missed": missed,
+        "of": seen,
+    }
 
 
 def _mastery(
@@ -437,10 +442,10 @@ def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> d
         **question_item(q, bank, lang, done),
         "topic_id": q.topic,
         "answer_html": to_html(q.answer),
-        "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
+        "key_points": [{"text": inline_plain(kp.text), "core": kp.core} for kp in q.key_points],
         "details_html": to_html(details) if details else None,
         "context": q.context,  # one line that makes a seed question understandable alone
-        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in q.follow_ups],
+        "follow_ups": [{"question": inline_plain(f.question), "answer_html": to_html(f.answer)} for f in q.follow_ups],
         "terms": terms,
     }
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton, ReplyKeyboardMarkup
 
 from bot.bank import Bank, Question, Term
-from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, inline_html, pack, render_blocks, to_html
 from bot.catalog import Catalog
 from bot.core.grading import Grade
 from bot.i18n import counted, t
@@ -106,7 +106,8 @@ def details_button(q: Question, lang: str) -> InlineKeyboardButton:
 def follow_ups_block(q: Question, lang: str) -> str:
     """«Что спросят дальше»: each follow-up with its short answer folded under it."""
     items = [
-        f"• <b>{escape(f.question)}</b>\n<blockquote expandable>{escape(f.answer)}</blockquote>" for f in q.follow_ups
+        f"• <b>{inline_html(f.question)}</b>\n<blockquote expandable>{inline_html(f.answer)}</blockquote>"
+        for f in q.follow_ups
     ]
     return t(lang, "follow_ups") + "\n" + "\n".join(items)
 
@@ -151,7 +152,7 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.answer)]
     if lead:
         blocks.insert(0, lead)
-    points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
+    points = "\n".join(f"• {inline_html(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
     if q.follow_ups:
         blocks.append(follow_ups_block(q, lang))
@@ -211,7 +212,7 @@ def term_view(term: Term, bank: Bank, lang: str, page: int = 0) -> View:
     if aliases:
         lines.append(t(lang, "term_aliases", aliases=escape(", ".join(aliases))))
     lines.append("")
-    lines.append(escape(term.definition))
+    lines.append(to_html(term.definition))  # `code` as code
     lines.append("")
     questions = [q for qid in term.questions if (q := bank.question(qid)) is not None]
     pages = max(1, math.ceil(len(questions) / PAGE))
@@ -365,7 +366,7 @@ def feedback_view(
     found = feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed)
     fitted = _fit([line.text for line in found], TELEGRAM_TEXT_LIMIT - len(head) - 200)
     for line, raw in zip(found, fitted, strict=True):
-        text = escape(raw)
+        text = inline_html(raw)  # key points and corrections carry `code`
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
     rows = dispute_rows(grade, lang, answer_id)
     if rate:
