@@ -61,3 +61,28 @@ def test_an_english_quiz_is_english_with_the_russian_definition_labelled(
         explanation = params["explanation"]
         assert explanation.startswith("✅ ") and "\nMore: /glossary " in explanation
         assert not re.search("[а-яёА-ЯЁ…`]", explanation), explanation
+
+
+def test_in_english_the_russian_bank_text_is_labelled_and_never_mid_sentence(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    """Under /lang en the frame is English and the bank's Russian text stands on lines of its own,
+    with one «in Russian» label per message."""
+    user = fake.user(uid, language_code="en")
+    user.send("/lang en")
+    user.expect()
+    user.send("/q 463")
+    (question,) = user.expect()
+    assert question.text.count("in Russian") == 1
+    user.send("Gradient checkpointing saves weights to disk and speeds up training.")
+    (feedback,) = user.expect()
+    assert "this is wrong. In fact:" in feedback.text
+    user.press(feedback, feedback.button("Show answer"))
+    (answer,) = user.expect()
+    for message in (question, feedback, answer):
+        assert message.text.count("in Russian") == 1, message.text
+        for line in message.text.split("\n"):
+            # a line of Russian holds no English frame around it (the user's own words, quoted, aside)
+            frame = re.sub(r"“[^”]*”", "", line)
+            if re.search("[а-яё]", frame, re.IGNORECASE):
+                assert not re.search(r"\b(wrong|In fact|Score|covered|ask next|Question|You wrote)\b", frame), line

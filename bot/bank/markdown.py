@@ -51,7 +51,7 @@ def _inline_html(text: str) -> str:
 def inline_html(text: str) -> str:
     """One line of bank text (a key point, a follow-up, a correction) as Telegram HTML: `code` as
     code, **bold**, _italic_; the rest escaped. An unpaired backtick (a cut line) stays as it is."""
-    return _inline_html(" ".join(text.split("\n")))
+    return _inline_html(text)
 
 
 def inline_plain(text: str) -> str:
