@@ -29,11 +29,12 @@ TERMINAL_USER: Final = 0
 TERMINAL_CHAT: Final = 0
 CHAT_TYPE: Final = "terminal"
 RULE: Final = "─" * 60
-# What the terminal says, in the two interface languages (English unless --lang ru).
+# What the terminal says, in the two interface languages (DEFAULT_LANGUAGE unless --lang says).
 TEXTS: Final[dict[str, dict[str, str]]] = {
     "en": {
         "help": "Type your answer over several lines; an empty line sends it.\n"
         "Commands: :skip — next question, :answer — show the answer, :quit — leave (or Ctrl-D).",
+        "after": "Enter — next question · :answer — the reference answer · :more — details and follow-ups · :quit",
         "summary": "Done: {asked} asked, {answered} answered, {skipped} skipped{mean}. Answers are stored in {where}.",
         "mean": ", mean score {score}/100",
         "none": "No questions here.",
@@ -49,10 +50,13 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "should_have": "What the answer should have:",
         "details": "More details:",
         "follow_ups": "What they ask next:",
+        "no_more": "This question has no details or follow-ups.",
     },
     "ru": {
         "help": "Пишите ответ в несколько строк; пустая строка — отправить.\n"
         "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D).",
+        "after": "Enter — следующий вопрос · :answer — эталонный ответ · :more — подробности и что спросят дальше · "
+        ":quit",
         "summary": "Итог: вопросов {asked}, ответов {answered}, пропущено {skipped}{mean}. Ответы сохранены: {where}.",
         "mean": ", средняя оценка {score}/100",
         "none": "Здесь нет вопросов.",
@@ -68,6 +72,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "should_have": "Что должно быть в ответе:",
         "details": "Подробнее:",
         "follow_ups": "Что спросят дальше:",
+        "no_more": "Подробностей и уточняющих вопросов у этого вопроса нет.",
     },
 }
 HELP: Final = TEXTS["en"]["help"]
@@ -252,16 +257,37 @@ class Session:
         if text == ":answer":
             self.stats.revealed += 1
             self.run_async(self._reveal(q))
-            self._show_reference(q, None)
+            self._show_reference(q, with_points=True)
+            self._after(q, shown=True)
             return
         outcome = self.run_async(self._answer(q, ask, text))
         grade = outcome.grade
         self.stats.answered += 1
         self.stats.coverage += grade.score
         self._feedback(q, grade, outcome.fallback)
-        self._show_reference(q, grade)
         if ended:
             raise _Quit
+        self._after(q)
+
+    def _after(self, q: Question, *, shown: bool = False) -> None:
+        """After the feedback (every key point is in it, covered or missed): the reference answer and
+        the details only on request, so a question takes a screen, not fifty lines."""
+        while True:
+            self.say()
+            try:
+                command = self.read_line(self.texts["after"] + "\n> ").strip().casefold()
+            except (EOFError, KeyboardInterrupt):
+                self.say()
+                raise _Quit from None
+            if command in ("", ":next", ":n", ":skip", ":s"):
+                return
+            if command in (":quit", ":q", ":exit"):
+                raise _Quit
+            if command in (":answer", ":a", ":show") and not shown:
+                self._show_reference(q, with_points=False)
+                shown = True
+            elif command in (":more", ":m", ":details"):
+                self._show_more(q)
 
     def _read_answer(self) -> tuple[str, bool]:
         """Lines until an empty line, and whether input ended (EOF: what was typed is still
@@ -298,15 +324,20 @@ class Session:
             text = inline_plain(line.text)  # a terminal shows no Markdown: `code` loses its backticks
             self.say(text if line.kind in ("score", "heading", "note", "text") else f"  {text}")
 
-    def _show_reference(self, q: Question, grade: Grade | None) -> None:
+    def _show_reference(self, q: Question, *, with_points: bool) -> None:
+        """The reference answer; its key points too when no feedback listed them."""
         self.say()
         self.say(self.texts["reference"])
         self.say(to_plain(q.answer))
-        self.say()
-        self.say(self.texts["should_have"])
-        covered = set(grade.covered) if grade else set()
-        for i, kp in enumerate(q.key_points):
-            self.say(f"  {'✓' if i in covered else '•'} {inline_plain(kp.text)}")
+        if with_points:
+            self.say()
+            self.say(self.texts["should_have"])
+            for kp in q.key_points:
+                self.say(f"  • {inline_plain(kp.text)}")
+
+    def _show_more(self, q: Question) -> None:
+        if not q.details and not q.follow_ups:
+            self.say(self.texts["no_more"])
         if q.details:
             self.say()
             self.say(self.texts["details"])
