@@ -55,7 +55,7 @@ _INVARIABLE = {
     "с", "s", "d", "дн.", "вопр.", "очк.", "q.", "pts", "из", "в", "of", "a", "at", "in", "и", "or", "или",
     "found", "delivered", "errors", "chats", "подряд", "по", "and",
 }  # fmt: skip
-_TEXTS = {"mark", "question", "text"}  # placeholders that hold words, not numbers
+_TEXTS = {"mark", "question", "text", "claim"}  # placeholders that hold words, not numbers
 _AFTER_NUMBER = re.compile(r"\{(\w+)\}(?:</b>)?\s+([^\W\d_][\w.()]*)")
 
 
@@ -71,3 +71,19 @@ def test_no_template_writes_a_noun_after_a_number(lang: str) -> None:
             if name not in _TEXTS and word.rstrip("),;:").casefold() not in _INVARIABLE:
                 offenders.append(f"{key}: {{{name}}} {word}")
     assert offenders == []
+
+
+def test_numbers_outside_the_templates_use_the_same_helper() -> None:
+    """The leaderboard's points and /review's «через N дней» come from ``counted`` too."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.core.srs import describe_interval
+    from bot.tg.handlers.quiz import format_points
+
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    for n, form in zip(NUMBERS, EXPECTED_RU["points"], strict=True):
+        assert format_points(n, "ru") == f"{n} {form}"
+    for n, form in zip(NUMBERS, EXPECTED_RU["days"], strict=True):
+        assert describe_interval(now + timedelta(days=n), now, "ru") == f"через {n} {form}"
+    assert describe_interval(now + timedelta(days=1), now, "en") == "in 1 day"
+    assert format_points(3.3, "ru") == "3,3 балла" and format_points(1, "en") == "1 point"

@@ -22,7 +22,7 @@ import pytest
 from bot.bank import load_bank
 from bot.bank.markdown import to_plain
 from bot.cli import main
-from bot.interop.practice import plural, run_practice
+from bot.interop.practice import run_practice
 from tests.conftest import ROOT
 
 BANK = ROOT / "tests" / "fixtures" / "interop" / "practice_bank.yaml"
@@ -117,12 +117,6 @@ def test_unknown_topic_lists_the_topics(capsys: pytest.CaptureFixture[str], monk
     assert main(["practice", "--topic", "квант"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("interview-bot: no topic 'квант'; the topics are:") and "ml" in err and "Основы ML" in err
-
-
-def test_russian_plurals() -> None:
-    assert [f"{n} {plural(n, 'вопрос', 'вопроса', 'вопросов')}" for n in (1, 2, 5, 11, 21, 22, 112)] == [
-        "1 вопрос", "2 вопроса", "5 вопросов", "11 вопросов", "21 вопрос", "22 вопроса", "112 вопросов",
-    ]  # fmt: skip
 
 
 # Through a pseudo-terminal, as a person runs it -------------------------------------------------

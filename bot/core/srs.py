@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from fsrs import Card, Rating, Scheduler
 
 from bot.core.grading import GOOD, PARTIAL
-from bot.i18n import plural_ru
+from bot.i18n import counted
 
 SELF_KNEW, SELF_PARTLY, SELF_DIDNT = 3, 2, 1
 
@@ -65,12 +65,10 @@ def describe_interval(due: datetime, now: datetime, lang: str) -> str:
     if lang == "en":
         if hours < 20:
             return f"in {max(1, round(hours))} h"
-        days = round(hours / 24)
-        return f"in {days} day{'s' if days != 1 else ''}"
+        return f"in {counted(round(hours / 24), 'days', 'en')}"
     if hours < 20:
         return f"через {max(1, round(hours))} ч"
-    days = round(hours / 24)
-    return f"через {days} {plural_ru(days, 'день', 'дня', 'дней')}"
+    return f"через {counted(round(hours / 24), 'days', 'ru')}"
 
 
 def retrievability(state: str, now: datetime) -> float:

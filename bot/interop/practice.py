@@ -21,6 +21,7 @@ from bot.core.picking import candidates_for
 from bot.db import chats
 from bot.db.engine import Database, describe_url
 from bot.db.models import Ask, AskSource
+from bot.i18n import counted
 from bot.services import answers, asking, revealing
 from bot.services.feedback import feedback_lines
 from bot.services.grading import KeywordGrader, Outcome
@@ -78,12 +79,6 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
 HELP: Final = TEXTS["en"]["help"]
 
 
-def count_questions(n: int, lang: str) -> str:
-    if lang == "ru":
-        return f"{n} {plural(n, 'вопрос', 'вопроса', 'вопросов')}"
-    return f"{n} question" + ("" if n == 1 else "s")
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -106,15 +101,6 @@ class Stats:
         return texts["summary"].format(
             asked=self.asked, answered=self.answered, skipped=self.skipped, mean=mean, where=where
         )
-
-
-def plural(n: int, one: str, few: str, many: str) -> str:
-    """The Russian word form for a count: 1 вопрос, 2 вопроса, 5 вопросов, 21 вопрос."""
-    if n % 10 == 1 and n % 100 != 11:
-        return one
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return few
-    return many
 
 
 def find_topic(bank: Bank, query: str) -> Topic | None:
@@ -218,7 +204,7 @@ class Session:
             self.say(self.texts["only_tasks" if tasks else "none"])
             return self.stats
         where = self.texts["topic"].format(title=topic.title(self.lang)) if topic else self.texts["all_topics"]
-        self.say(self.texts["start"].format(count=count_questions(total, self.lang), where=where))
+        self.say(self.texts["start"].format(count=counted(total, "questions", self.lang), where=where))
         self.say(self.texts["help"])
         asked: set[str] = set()
         try:
