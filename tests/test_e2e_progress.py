@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -140,7 +141,7 @@ def test_export_sends_my_answers_as_markdown(fake: FakeTelegram, bot: BotProcess
     assert "> LoRA: обучаем низкоранговые матрицы A и B\n>\n> второй абзац" in md
     assert "## Обучение больших моделей" in md and "## LoRA" in md
     assert md.index("## LoRA") < md.index("## Обучение больших моделей")  # bank order of topics
-    assert "покрытие" in md  # the grader's coverage of each answer
+    assert re.search(r"· оценка \d+/100", md) and "покрытие" not in md  # the score, as the chat says it (issue 32)
     assert msg
     # a group title is anyone's text: in the file it is plain text, not Markdown
     group = fake.group(-(uid + 1), title="*Жирный* [ссылка](http://evil.example)\n# Заголовок")

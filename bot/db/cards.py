@@ -97,4 +97,4 @@ async def due_questions(session: AsyncSession, user_id: int, now: datetime) -> l
     """The user's review cards due at ``now``, as (question id, due time): what
     :func:`bot.core.srs.due_now` decides on (it also drops questions the bank no longer has)."""
     rows = await session.execute(select(Card.question_id, Card.due).where(Card.user_id == user_id, Card.due <= now))
-    return [(qid, due) for qid, due in rows.tuples()]
+    return [(qid, due) for qid, due in rows]
