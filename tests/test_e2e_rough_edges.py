@@ -86,3 +86,19 @@ def test_in_english_the_russian_bank_text_is_labelled_and_never_mid_sentence(
             frame = re.sub(r"“[^”]*”", "", line)
             if re.search("[а-яё]", frame, re.IGNORECASE):
                 assert not re.search(r"\b(wrong|In fact|Score|covered|ask next|Question|You wrote)\b", frame), line
+
+
+def test_english_search_and_term_card_label_the_russian_text(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid, language_code="en")
+    user.send("/lang en")
+    user.expect()
+    user.send("/search kv cache")
+    (found,) = user.expect()
+    assert found.text.split("\n")[0].endswith("· the questions are in Russian")
+    user.send("/glossary kv cache")
+    (card,) = user.expect()
+    assert card.text.count("The definition, in Russian:") == 1
+    ru = fake.user(uid + 1)
+    ru.send("/glossary kv cache")
+    (card_ru,) = ru.expect()
+    assert "in Russian" not in card_ru.text and "\n\n\n" not in card_ru.text

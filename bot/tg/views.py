@@ -212,6 +212,8 @@ def term_view(term: Term, bank: Bank, lang: str, page: int = 0) -> View:
     if aliases:
         lines.append(t(lang, "term_aliases", aliases=escape(", ".join(aliases))))
     lines.append("")
+    if label := t(lang, "term_definition"):
+        lines.append(label)
     lines.append(to_html(term.definition))  # `code` as code
     lines.append("")
     questions = [q for qid in term.questions if (q := bank.question(qid)) is not None]
