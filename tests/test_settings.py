@@ -137,6 +137,7 @@ def test_stt_local_without_faster_whisper_is_one_line(tmp_path: Path) -> None:
 
 def _run_cli(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    full["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # this checkout's bot, not the installed one
     return subprocess.run([sys.executable, "-m", "bot", "run"], env={**full, **env}, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
