@@ -7,8 +7,17 @@ from datetime import UTC, datetime
 
 from bot.bank import Bank, Question, Topic
 from bot.core.grading import matcher_for
-from bot.core.search import GlossaryIndex, SearchIndex
+from bot.core.search import GlossaryIndex, Hit, SearchIndex
 from bot.core.text import normalize
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a search found: the questions, best first, and the query they answer when it is not the
+    one typed (``kvcahe`` → ``KV cache``), for «Показаны результаты для …»."""
+
+    hits: list[Hit]
+    corrected: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +43,30 @@ class Catalog:
                 return topic
         return None
 
+    def find(self, text: str, limit: int = 50) -> Found:
+        """The questions a query means: as typed when they match most of its words; else with each
+        mistyped word spelled as the bank spells it (``kv cahce``); else the glossary term the query
+        names, as /glossary finds it despite typos (``kvcahe``). Nothing when none of these is sure
+        (``квантовая гравитация`` is not a LoRA question)."""
+        hits = self.search.search(text, limit=limit)
+        if hits and hits[0].sure:
+            return Found(hits)
+        matches = self.glossary.offered(self.glossary.lookup(text, limit=3))
+        if matches and matches[0].resemblance >= self.glossary.RESEMBLES:
+            name = matches[0].term.term_en
+            named = [h for h in self.search.search(name, limit=limit) if h.sure]
+            if named:
+                return Found(named, name)
+        words = text.split()
+        fixed = [self.search.spelled(w) for w in words]
+        if fixed != words:
+            again = self.search.search(" ".join(fixed), limit=limit)
+            if again and again[0].sure:
+                return Found(again, " ".join(fixed))
+        return Found([])
+
     def best_match(self, text: str) -> Question | None:
-        hits = self.search.search(text, limit=1)
+        hits = self.find(text, limit=1).hits
         return self.bank.question(hits[0].question_id) if hits else None
 
 

@@ -81,21 +81,25 @@ def cmd_grade(args: argparse.Namespace) -> int:
             continue
         try:
             obj = json.loads(line)
-            qid, answer = obj["question"], obj["answer"]
-            if not isinstance(qid, str) or not isinstance(answer, str):
+            ref, answer = obj["question"], obj["answer"]
+            if isinstance(ref, bool) or not isinstance(ref, str | int) or not isinstance(answer, str):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             return _fail(f'{path}:{n}: expected {{"question": "<id>", "answer": "<text>"}}')
-        items.append((n, qid, answer))
+        items.append((n, str(ref), answer))
     bank = _bank(args)
-    for n, qid, _ in items:
-        if bank.question(qid) is None:
-            return _fail(f"{path}:{n}: unknown question id {qid!r}")
+    found: list[tuple[Question, str]] = []
+    for n, ref, answer in items:
+        # what the bot shows (958, #958, q463, t13) or the id (serving-08)
+        q = bank.resolve(ref)
+        if q is None:
+            return _fail(
+                f"{path}:{n}: unknown question {ref!r} (a number as the bot shows it, like 958 or t13, or an id)"
+            )
+        found.append((q, answer))
     grader = _grader(args.grader, bank)
     out = sys.stdout
-    for _, qid, answer in items:
-        q = bank.question(qid)
-        assert q is not None
+    for q, answer in found:
         out.write(json.dumps(_result(q, grader.grade_sync(q, answer)), ensure_ascii=False) + "\n")
     out.flush()
     return 0

@@ -65,24 +65,40 @@ def plural_ru(n: int, one: str, few: str, many: str) -> str:
 
 def count_questions(n: int, lang: str) -> str:
     """'5 вопросов', '1 question'."""
-    if lang == "en":
-        return f"{n} question{'s' if n != 1 else ''}"
-    return f"{n} {plural_ru(n, 'вопрос', 'вопроса', 'вопросов')}"
+    return counted(n, "questions", lang)
 
 
-# Russian forms (one, few, many) of the nouns shown with a number, in the case the text needs.
+# Russian forms (one, few, many) of the nouns shown with a number, in the case the text needs. Every
+# noun a message shows after a number comes from here (tests/test_plurals.py sweeps the templates).
 _RU_FORMS: dict[str, tuple[str, str, str]] = {
     "questions": ("вопрос", "вопроса", "вопросов"),
+    "questions_genitive": ("вопроса", "вопросов", "вопросов"),  # «из 21 вопроса», «из 5 вопросов»
     "tasks": ("практическая задача", "практические задачи", "практических задач"),
+    "tasks_short": ("задача", "задачи", "задач"),
+    "topics": ("тема", "темы", "тем"),
     "topics_dative": ("теме", "темам", "темам"),  # «по 18 темам», «по 1 теме»
+    "terms": ("термин", "термина", "терминов"),
     "terms_genitive": ("термина", "терминов", "терминов"),  # «из 125 терминов», «из 1 термина»
+    "problems": ("проблема", "проблемы", "проблем"),
+    "chars": ("символ", "символа", "символов"),
+    "days": ("день", "дня", "дней"),
+    "points": ("балл", "балла", "баллов"),
 }
 _EN_FORMS: dict[str, tuple[str, str]] = {
     "questions": ("question", "questions"),
+    "questions_genitive": ("question", "questions"),
     "tasks": ("practice task", "practice tasks"),
+    "tasks_short": ("task", "tasks"),
+    "topics": ("topic", "topics"),
     "topics_dative": ("topic", "topics"),
+    "terms": ("term", "terms"),
     "terms_genitive": ("term", "terms"),
+    "problems": ("problem", "problems"),
+    "chars": ("character", "characters"),
+    "days": ("day", "days"),
+    "points": ("point", "points"),
 }
+NOUNS: Final = tuple(_RU_FORMS)
 
 
 def counted(n: int, noun: str, lang: str) -> str:

@@ -120,3 +120,29 @@ def test_next_after_a_search_result_is_the_next_result(fake: FakeTelegram, bot: 
     # each question is the next search result, in order (a label may be cut to fit a button)
     for (label, _), shown in zip(picks[:3], (first, second, third), strict=True):
         assert label.split(". ", 1)[-1].rstrip("…")[:40] in shown.text
+
+
+def test_q_with_real_words_that_match_nothing_says_so(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/q квантовая гравитация")
+    (miss,) = user.expect()
+    assert miss.text.startswith("По запросу «квантовая гравитация» ничего не нашлось"), miss.text
+    user.send("/q kv cache")
+    (question,) = user.expect()
+    assert "Расскажи про KV cache" in question.text and "Задача" not in question.text
+    en = fake.user(uid + 1, language_code="en")
+    en.send("/search quantum gravity")
+    (nothing,) = en.expect()
+    assert nothing.text.startswith("Nothing found for “quantum gravity”")
+
+
+def test_search_forgives_typos_as_glossary_does(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    user = fake.user(uid)
+    user.send("/search kvcahe")
+    (found,) = user.expect()
+    lines = found.text.split("\n")
+    assert lines[1] == "Показаны результаты для «KV cache»."
+    assert "Расскажи про KV cache" in lines[2]
+    user.press(found, found.buttons()[0][1])  # the first result opens that question
+    (question,) = user.expect()
+    assert "Расскажи про KV cache" in question.text

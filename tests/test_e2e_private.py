@@ -309,7 +309,7 @@ def test_the_reference_answer_comes_after_a_very_long_answer(fake: FakeTelegram,
     (feedback,) = user.expect()
     user.press(feedback, feedback.button("Показать ответ"))
     mine, *reference = user.expect(2)
-    assert "Ваш ответ" in mine.text and "Показано начало: в ответе 4090 симв." in mine.text
+    assert "Ваш ответ" in mine.text and "Показано начало: в ответе 4090 символов" in mine.text
     assert "Эталонный ответ" in reference[0].text
     user.send("/answer")
     again = user.expect(2)

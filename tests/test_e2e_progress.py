@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -92,7 +93,7 @@ def test_stats_counts_bars_streak_due_and_chart(fake: FakeTelegram, bot: BotProc
     msg = wait_text(user, "Ваш прогресс")
     text = msg.text
     assert f"Ответов: 2 · вопросов: 2 из {shipped_counts()[0]}" in text
-    assert "Серия: 1 дн. подряд" in text
+    assert "Серия: 1 день подряд" in text
     assert "К повторению сейчас: 1 — /review" in text
     assert "Обучение больших моделей · 1/7" in text
     assert "LoRA · 1/14" in text
@@ -110,7 +111,7 @@ def test_stats_counts_bars_streak_due_and_chart(fake: FakeTelegram, bot: BotProc
     answer(en, bot, "/q 463", "Recompute activations in the backward pass.")
     en.send("/stats")
     msg = wait_text(en, "Your progress")
-    assert f"Answers: 1 · questions: 1 of {shipped_counts()[0]}" in msg.text and "Streak: 1 day(s)" in msg.text
+    assert f"Answers: 1 · questions: 1 of {shipped_counts()[0]}" in msg.text and "Streak: 1 day in a row" in msg.text
 
 
 def test_export_sends_my_answers_as_markdown(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
@@ -140,7 +141,7 @@ def test_export_sends_my_answers_as_markdown(fake: FakeTelegram, bot: BotProcess
     assert "> LoRA: обучаем низкоранговые матрицы A и B\n>\n> второй абзац" in md
     assert "## Обучение больших моделей" in md and "## LoRA" in md
     assert md.index("## LoRA") < md.index("## Обучение больших моделей")  # bank order of topics
-    assert "покрытие" in md  # the grader's coverage of each answer
+    assert re.search(r"· оценка \d+/100", md) and "покрытие" not in md  # the score, as the chat says it (issue 32)
     assert msg
     # a group title is anyone's text: in the file it is plain text, not Markdown
     group = fake.group(-(uid + 1), title="*Жирный* [ссылка](http://evil.example)\n# Заголовок")

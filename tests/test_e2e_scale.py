@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bot.i18n import counted
 from tests.conftest import ROOT, BotProcess, InProcessBot, free_port, shipped_counts
 from tests.daily_helpers import migrate, query, seed_due_chats
 from tests.fakebot import TOKEN, FakeTelegram
@@ -246,14 +247,14 @@ def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
         admin.send("/bankstats")
         (msg,) = admin.expect()
         _, questions, tasks = shipped_counts()
-        assert f"вопросов — {questions}, задач — {tasks}" in msg.text
+        assert f"Банк: {counted(questions, 'questions', 'ru')}, {counted(tasks, 'tasks_short', 'ru')}, " in msg.text
         broken = bank / "questions" / "lora.yaml"
         broken.write_text(
             broken.read_text(encoding="utf-8").replace("topic: lora", "topic: lorra", 1), encoding="utf-8"
         )
         admin.send("/reload")
         rejected, report = admin.expect(2)
-        assert "не прошёл проверку" in rejected.text
+        assert "не прошёл проверку (1 проблема)" in rejected.text, rejected.text
         assert "lora.yaml:" in report.text and "unknown topic 'lorra'" in report.text
         admin.send("/q lora")  # the old bank is still served
         (q,) = admin.expect()
@@ -263,7 +264,7 @@ def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
         )
         admin.send("/reload")
         (ok,) = admin.expect()
-        assert f"Банк перезагружен: вопросов — {questions}" in ok.text
+        assert f"Банк перезагружен: {counted(questions, 'questions', 'ru')}, " in ok.text
         for cid in (779, 780):
             u = fake.user(cid)
             u.send("/daily 09:00")

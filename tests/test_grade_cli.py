@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(ROOT)}  # this checkout's bot
     return subprocess.run(
         [sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=env, cwd=cwd, input=stdin,
         timeout=120,
@@ -60,6 +60,21 @@ def test_every_charge_quotes_the_sentence_that_made_it(
     assert refuted["misconceptions"] == [] and refuted["evidence"] == []
 
 
+def test_grade_takes_the_number_or_handle_the_bot_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: `grade --jsonl` took only internal ids (serving-08), not the 958 the bot shows."""
+    from bot.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    refs = ["958", 958, "#958", "serving-08", "q463", "463", "t13", "T13"]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps({"question": r, "answer": "не знаю"}) for r in refs), encoding="utf-8")
+    assert main(["grade", "--jsonl", str(path)]) == 0
+    ids = [json.loads(line)["question"] for line in capsys.readouterr().out.splitlines()]
+    assert ids == ["serving-08"] * 4 + ["q463", "q463", "t13", "t13"]
+
+
 def test_disputes_lists_and_exports_nothing_on_a_new_database(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,7 +89,7 @@ def test_disputes_lists_and_exports_nothing_on_a_new_database(
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"question": "q99999", "answer": "x"}', "unknown question id 'q99999'"),
+        ('{"question": "q99999", "answer": "x"}', "unknown question 'q99999' (a number as the bot shows it"),
         ('{"question": "q463"}', 'expected {"question": "<id>", "answer": "<text>"}'),
         ("not json", 'expected {"question": "<id>", "answer": "<text>"}'),
     ],

@@ -22,7 +22,7 @@ import pytest
 from bot.bank import load_bank
 from bot.bank.markdown import to_plain
 from bot.cli import main
-from bot.interop.practice import plural, run_practice
+from bot.interop.practice import run_practice
 from tests.conftest import ROOT
 
 BANK = ROOT / "tests" / "fixtures" / "interop" / "practice_bank.yaml"
@@ -44,7 +44,7 @@ def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
 def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     bank = load_bank(BANK)
     db = tmp_path / "p.db"
-    script = io.StringIO(f"{ANSWER}\n\n:answer\n")
+    script = io.StringIO(f"{ANSWER}\n\n\n:answer\n\n")  # answer, Enter: next; :answer, Enter: done
     out = io.StringIO()
     stats = run_practice(
         bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3), lang="ru"
@@ -59,12 +59,17 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     assert [handle for _, handle, _ in asked] == [first.label, second.label]
     assert bank.resolve(first.label) == first
     assert {first.id, second.id} == {"ml-01", "ml-02"}
-    feedback = text.split(first.text, 1)[1].split("Эталонный ответ:", 1)[0]
+    feedback = text.split(first.text, 1)[1].split("Вопрос 2/2", 1)[0]
     assert "✅ Оценка: 79/100 — хороший ответ" in feedback
     assert "Ключевые пункты: покрыто 2 из 3" in feedback
     assert f"✓ {first.key_points[0].text}" in feedback and f"✓ {first.key_points[1].text}" in feedback
     assert f"• {first.key_points[2].text.rstrip('.')}." in feedback  # the missed point as a whole sentence
-    assert to_plain(first.answer) in text
+    # compact: each key point once (in the feedback), the reference answer and details on request
+    graded = feedback.split("Оценка:", 1)[1]  # what the terminal says (the typed answer is echoed above)
+    assert all(graded.count(kp.text.rstrip(".")) == 1 for kp in first.key_points)
+    assert to_plain(first.answer) not in text and "Эталонный ответ — :answer" not in feedback
+    assert "Enter — следующий вопрос · :answer — эталонный ответ · :more — подробности" in feedback
+    assert len(graded.strip().splitlines()) <= 12
     assert "**" not in text  # the Markdown is rendered for the terminal
     # :answer on the second question shows its answer without grading it
     after = text.split(second.text, 1)[1]
@@ -114,13 +119,7 @@ def test_unknown_topic_lists_the_topics(capsys: pytest.CaptureFixture[str], monk
     monkeypatch.setenv("BANK_PATH", str(BANK))
     assert main(["practice", "--topic", "квант"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("interview-bot: no topic 'квант'; the topics are:") and "ml" in err and "ML basics" in err
-
-
-def test_russian_plurals() -> None:
-    assert [f"{n} {plural(n, 'вопрос', 'вопроса', 'вопросов')}" for n in (1, 2, 5, 11, 21, 22, 112)] == [
-        "1 вопрос", "2 вопроса", "5 вопросов", "11 вопросов", "21 вопрос", "22 вопроса", "112 вопросов",
-    ]  # fmt: skip
+    assert err.startswith("interview-bot: no topic 'квант'; the topics are:") and "ml" in err and "Основы ML" in err
 
 
 # Through a pseudo-terminal, as a person runs it -------------------------------------------------
@@ -178,7 +177,7 @@ class Terminal:
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BANK_PATH", "BOT_TOKEN")}
-    env.update(BANK_PATH=str(BANK), PYTHONUNBUFFERED="1", TERM="dumb", **extra)
+    env.update(BANK_PATH=str(BANK), PYTHONUNBUFFERED="1", TERM="dumb", PYTHONPATH=str(ROOT), **extra)
     return env
 
 
@@ -187,9 +186,14 @@ def test_in_a_pseudo_terminal_with_ctrl_d(tmp_path: Path) -> None:
     term = Terminal(["practice", "--n", "2", "--lang", "ru"], _env(tmp_path, DATABASE_URL=f"sqlite:///{db}"), tmp_path)
     term.read_until("> ")
     term.type(ANSWER.replace("\n", "\r") + "\r\r")
-    screen = term.read_until("Вопрос 2/2")
-    assert "✅ Оценка: 79/100 — хороший ответ" in screen
-    assert "Что ещё стоит раскрыть:" in screen and "Эталонный ответ:" in screen
+    screen = term.read_until(":more — подробности и что спросят дальше · :quit")
+    assert "✅ Оценка: 79/100 — хороший ответ" in screen and "Что ещё стоит раскрыть:" in screen
+    term.type(":answer\r")
+    screen = term.read_until("Эталонный ответ:")
+    term.type(":more\r")
+    screen = term.read_until("Подробностей и уточняющих вопросов у этого вопроса нет.")
+    term.type("\r")
+    term.read_until("Вопрос 2/2")
     term.read_until("> ")
     term.type("\x04")  # Ctrl-D at the start of a line
     screen = term.read_until("Ответы сохранены")
@@ -197,6 +201,20 @@ def test_in_a_pseudo_terminal_with_ctrl_d(tmp_path: Path) -> None:
     assert "Итог: вопросов 2, ответов 1, пропущено 0, средняя оценка 79/100." in screen
     assert "Traceback" not in screen
     assert rows(db, "SELECT user_id, chat_id, text FROM answers") == [(0, 0, ANSWER)]
+
+
+@pytest.mark.parametrize(("language", "start"), [(None, "Тренировка: 1 вопрос"), ("en", "Practice: 1 question")])
+def test_the_cli_speaks_default_language_as_the_bot_does(tmp_path: Path, language: str | None, start: str) -> None:
+    """Issue 32: `practice` spoke English while the bot (DEFAULT_LANGUAGE) speaks Russian."""
+    extra = {"DEFAULT_LANGUAGE": language} if language else {}
+    env = _env(tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'l.db'}", HOME=str(tmp_path), **extra)
+    env.pop("DEFAULT_LANGUAGE", None) if language is None else None
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "practice", "--n", "1"], input="", capture_output=True, text=True, env=env,
+        cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(start), result.stdout
 
 
 def test_without_database_url_uses_the_default_sqlite_file(tmp_path: Path) -> None:
@@ -208,5 +226,5 @@ def test_without_database_url_uses_the_default_sqlite_file(tmp_path: Path) -> No
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     db = home / "data" / "interview-bot" / "interview-bot.db"
-    assert f"Answers are stored in {db}." in result.stdout
+    assert f"Ответы сохранены: {db}." in result.stdout  # DEFAULT_LANGUAGE: Russian, as the bot
     assert rows(db, "SELECT user_id, chat_id, text FROM answers") == [(0, 0, ANSWER)]

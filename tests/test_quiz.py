@@ -58,7 +58,9 @@ def all_quizzes() -> list[tuple[Term, QuizKind, str, int, Quiz | None]]:
 
 @functools.cache
 def built() -> list[tuple[Term, QuizKind, str, Quiz]]:
-    return [(term, kind, lang, quiz) for term, kind, lang, _, quiz in all_quizzes() if quiz is not None]
+    """Every quiz built, with the kind it is (in English a reverse quiz is asked for in vain: its
+    options would be Russian definitions)."""
+    return [(term, quiz.kind, lang, quiz) for term, _, lang, _, quiz in all_quizzes() if quiz is not None]
 
 
 def names_in(text: str, term: Term) -> list[str]:
@@ -78,7 +80,7 @@ def test_every_term_gets_a_definition_quiz_and_enough_get_reverse_ones() -> None
     for term, kind, lang, seed, quiz in all_quizzes():
         if kind == "definition":
             assert quiz is not None, (term.id, lang, seed)
-    reverse = {term.id for term, kind, _, quiz in built() if kind == "term"}
+    reverse = {term.id for term, kind, lang, quiz in built() if kind == "term" and lang == "ru"}
     assert len(reverse) >= 20  # the terms whose first sentence fits an option
     assert reverse == {tid for tid in TERMS if short_definition(BANK.terms[tid]) is not None}
 
@@ -96,6 +98,24 @@ def test_every_quiz_is_within_telegram_limits(lang: str) -> None:
         assert all(o.strip() == o and "  " not in o for o in quiz.options)
         for text in (quiz.question, *quiz.options):  # a cut or a mask never leaves a bracket open
             assert text.count("(") == text.count(")") and text.count("«") == text.count("»"), text
+
+
+def test_an_english_quiz_speaks_english_and_labels_the_russian_definition_once() -> None:
+    """Issue 32: under /lang en a quiz had an English question, Russian options and an explanation
+    opening with a cut «…». Now: the English prompt says the definition is Russian, once; the options
+    are English names; the explanation is English (the Russian rest of the definition is left out)."""
+    cyrillic = re.compile(r"[а-яё]", re.IGNORECASE)
+    english = [(term, quiz) for term, _, lang, quiz in built() if lang == "en"]
+    assert english
+    for term, quiz in english:
+        assert quiz.kind == "definition"
+        prompt, shown = quiz.question.split("\n", 1)
+        assert prompt == "🧩 Which term is this? The definition, in Russian:" and cyrillic.search(shown)
+        assert list(quiz.options) == [option_label(BANK.terms[tid], "en") for tid in quiz.option_terms]
+        assert not any(cyrillic.search(option) for option in quiz.options), quiz.options
+        assert not cyrillic.search(quiz.explanation.replace(term.term_en, "")), quiz.explanation
+    for _, _, _, quiz in built():
+        assert not quiz.explanation.split("\n")[1].startswith(ELLIPSIS), quiz.explanation
 
 
 def test_no_option_is_duplicated() -> None:

@@ -288,6 +288,36 @@ async def test_progress_export_and_forget(db: Database) -> None:
         assert await chat_store.get_chat(session, GROUP) is not None
 
 
+async def test_review_stats_and_the_mini_app_agree_on_what_is_due(db: Database) -> None:
+    """One definition of "due" (issue 32: /review said nothing was due while the Mini App showed
+    «Сегодня 7»): due at or before now, and still in the bank. A card due later today is not."""
+    from sqlalchemy import update
+
+    from bot.db.models import Card
+    from bot.services import webapp
+
+    questions = [q for q in BANK.questions.values() if q.kind == "question"][:5]
+    for q in questions:
+        await answer(db, q, "не знаю")
+    dues = [NOW - timedelta(days=2), NOW - timedelta(minutes=1), NOW, NOW + timedelta(hours=3), NOW + timedelta(days=2)]
+    async with db.write() as session:
+        for q, due in zip(questions, dues, strict=True):
+            await session.execute(update(Card).where(Card.user_id == USER, Card.question_id == q.id).values(due=due))
+        # a card whose question left the bank is never due
+        await session.execute(
+            update(Card).where(Card.user_id == USER, Card.question_id == questions[0].id).values(question_id="gone-1")
+        )
+    review = await asking.due_review(db, BANK, user_id=USER, now=NOW)
+    stats = await user_data.progress(db, BANK, user_id=USER, now=NOW, tz=UTC)
+    app = await webapp.progress(db, CATALOG, user_id=USER, now=NOW, tz=UTC, lang="ru", reuse=False)
+    assert stats is not None
+    assert review.due == stats.due == app["due"]["now"] == 2
+    assert review.question is not None and review.question.id == questions[1].id  # the most overdue left
+    assert app["due"]["later_today"] == 1 and app["due"]["week_total"] == 2  # due later: not «now»
+    later = await asking.due_review(db, BANK, user_id=USER, now=NOW + timedelta(hours=3))
+    assert later.due == 3
+
+
 def test_user_zone_falls_back_to_the_default() -> None:
     assert user_data.user_zone(None, "Europe/Moscow")[0] == "Europe/Moscow"
     assert user_data.user_zone("Europe/Berlin", "UTC")[0] == "Europe/Berlin"

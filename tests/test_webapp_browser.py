@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -88,6 +89,15 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
     async def run() -> None:
         async with Browser(width=360, height=780) as b:
 
+            async def one_row_of_tabs(count: int) -> None:
+                """Issue 32: the tabs stay in one row at 360 px (they wrapped at 400), every one visible."""
+                tops = await b.js("Array.from(document.querySelectorAll('#tabs .tab')).map(e => e.offsetTop)")
+                assert len(tops) == count and len(set(tops)) == 1, tops
+                widths = await b.js(
+                    "(n => [n.scrollWidth, n.clientWidth, Array.from(n.children).map(e => e.offsetWidth)])(document.getElementById('tabs'))"
+                )
+                assert widths[0] <= widths[1], widths
+
             async def shot(name: str) -> Path:
                 # readable at 360 px: nothing is wider than the screen (no sideways scrolling)
                 assert await b.js("document.documentElement.scrollWidth") <= 360, name
@@ -99,6 +109,11 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             assert active == len(ANSWERS)
             assert await b.js("document.getElementById('active-days').textContent") == "Активных дней: 3"
             assert await b.js("document.getElementById('streak').textContent") == "2 дн."
+            await one_row_of_tabs(4)
+            # due days in Russian («8 дек.»), not «12-08»; /review's «now» is the headline
+            week = await b.js("Array.from(document.querySelectorAll('.week span')).map(e => e.textContent)")
+            assert len(week) == 7 and all(re.fullmatch(r"\d{1,2} [а-я]{3,4}\.?", d) for d in week), week
+            assert await b.js("document.getElementById('due-now').previousSibling.textContent") == "Сейчас"
             # the Telegram theme is followed (a dark background from the theme parameters)
             assert await b.js("getComputedStyle(document.body).backgroundColor") == "rgb(23, 33, 43)"
             shots.append(await shot("1-progress.png"))
@@ -150,6 +165,10 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
                 *(text for _, (_, text) in sorted(ANSWERS.items())),
             ]
             assert all(len(i["reference"]) > 100 for i in items)
+            metas = await b.js("Array.from(document.querySelectorAll('.answer-item p.muted')).map(e => e.textContent)")
+            assert metas and not [m for m in metas if re.search(r"\d{4}-\d\d-\d\d", m)], (
+                metas
+            )  # «7 дек. 2026 г., 14:05»
             shots.append(await shot("6-answers.png"))
             # the filter by topic narrows them
             await b.js(
@@ -163,6 +182,7 @@ def test_the_mini_app_in_chromium(served: tuple[BotProcess, int], tmp_path: Path
             await b.goto(launch_url(port, start_param=f"g{GROUP}"))
             await b.wait("!!document.querySelector('.board li')")
             assert "Anna" in await b.js("document.querySelector('.board li').textContent")
+            await one_row_of_tabs(5)
             shots.append(await shot("7-board.png"))
             assert b.errors == [], b.errors
 

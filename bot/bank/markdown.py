@@ -48,6 +48,18 @@ def _inline_html(text: str) -> str:
     return "".join(out)
 
 
+def inline_html(text: str) -> str:
+    """One line of bank text (a key point, a follow-up, a correction) as Telegram HTML: `code` as
+    code, **bold**, _italic_; the rest escaped. An unpaired backtick (a cut line) stays as it is."""
+    return _inline_html(text)
+
+
+def inline_plain(text: str) -> str:
+    """One line of bank text with its Markdown marks removed: for polls, the Mini App's text fields,
+    a terminal."""
+    return _inline_plain(text)
+
+
 def _inline_plain(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         if m.group("code"):

@@ -226,7 +226,8 @@ def _shorten(text: str, limit: int, names: Iterable[str] = ()) -> tuple[str, str
             continue
         if tg_len(head) > limit:
             break
-        kept = (head, text[m.end() :])
+        if _balanced(head):  # «(в т. ч. SMOTE)» is no sentence end
+            kept = (head, text[m.end() :])
     if kept is not None and tg_len(kept[0]) >= limit // 3:
         return kept
     best = ("", text)
@@ -250,6 +251,14 @@ def fit(text: str, limit: int) -> str:
     """``text`` unchanged if it fits ``limit``, else cut after whole sentences (when they keep at
     least a third of the room), else at a word boundary with "…"."""
     return _shorten(text, limit)[0]
+
+
+def _continuation(rest: str) -> str:
+    """What the explanation adds after a definition the question cut: whole sentences only. A rest
+    that starts mid-sentence («…») loses that fragment: the explanation never opens with a cut."""
+    if not rest.startswith(ELLIPSIS):
+        return rest
+    return " ".join(sentences(rest[len(ELLIPSIS) :])[1:])
 
 
 def _explanation(label: str, rest: str, more: str) -> str:
@@ -394,6 +403,10 @@ def quiz_for_term(
     possible. ``None`` when no quiz of the asked kind can be built."""
     topics = term_topics(bank, term)
     anchor = topic if topic in topics else (topics[0] if topics else None)
+    if lang == "en":
+        # the glossary's definitions are Russian: in English the poll asks for a term (English
+        # options) and labels the definition it shows as Russian, once; four Russian options would not
+        kind = "definition"
     if kind is None:
         reverse = short_definition(term) is not None and rng.random() < _REVERSE_SHARE
         if reverse and (quiz := _build(bank, term, anchor, rng, lang, "term")) is not None:
@@ -417,11 +430,15 @@ def _build(bank: Bank, term: Term, anchor: str | None, rng: random.Random, lang:
         shown, rest = _shorten(plain_definition(term), QUESTION_LIMIT - tg_len(prompt) - 1, term.names)
         question = f"{prompt}\n{shown}"
         options = tuple(option_label(o, lang) for o in option_terms)
+        rest = _continuation(rest)
     else:
         question = fit(t(lang, "quiz.prompt_term", term=label), QUESTION_LIMIT)
         options = tuple(short_definition(o) or "" for o in option_terms)
-        found = _short_and_rest(term)
-        rest = found[1] if found else ""
+        # the option showed the first sentence or its first clause: the explanation gives the
+        # definition whole, from its start, rather than «…» and the rest of a cut sentence
+        rest = plain_definition(term)
+    if lang == "en":
+        rest = ""  # the definition is Russian: English around it would mix languages mid-message
     explanation = _explanation(label, rest, t(lang, "quiz.explanation_more", term=term.term_en))
     return Quiz(
         term_id=term.id,

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process, utils
 
 from bot.bank.model import Bank, Term
 from bot.core.reading import is_known_russian
-from bot.core.text import PREFIX_MIN, keys, normalize
+from bot.core.text import PREFIX_MIN, keys, normalize, word_key, words
 
 _FIELDS = (("text", 3.0), ("terms", 1.0), ("points", 0.7))
 _K1, _B = 1.2, 0.75
@@ -32,6 +32,28 @@ PREFIX_FACTOR = 0.8
 class Hit:
     question_id: str
     score: float
+    # whether the question holds more than half of the query's weight (each word weighs its rarity,
+    # a word the bank never uses the most): «квантовая гравитация» finding only «квантованные» is
+    # not an answer to the query, and /q says nothing matched
+    sure: bool = True
+
+
+# Words that ask rather than say what about («расскажи про KV cache»): a query is judged by the rest.
+_REQUEST: Final = frozenset(
+    keys("расскажи расскажите объясни объясните опиши опишите покажи покажите пожалуйста вопрос вопросы про "
+         "tell explain describe show please question questions about what is how does do work works")
+)  # fmt: skip
+# A question's own text matching the query counts this much more than its terms or key points
+# mentioning the words: «Расскажи про KV cache» before a coding task that uses a KV cache.
+TEXT_BONUS: Final = 0.5
+# a task (a coding or practice assignment) ranks a little below a question that matches as well
+TASK_FACTOR: Final = 0.85
+# ... and a question about the words alone more: «Что такое LoRA? Зачем нужна?» before «К каким слоям
+# можем применить LoRA?» (a bonus for the share of the question's own words that the query holds)
+FOCUS_BONUS: Final = 0.6
+# «Что такое X», «Расскажи про X», "What is X": the question that introduces the subject
+_INTRO: Final = re.compile(r"(что так(ое|ая|ой)|расскажи(те)? (про|о)|what (is|are)|tell me about)\b", re.IGNORECASE)
+INTRO_FACTOR: Final = 1.15
 
 
 class SearchIndex:
@@ -42,9 +64,18 @@ class SearchIndex:
         # per key: the documents (in order) and their term frequencies, in arrays from the start: a
         # dict of Python ints and floats per key peaked at ~60 MB for a 10,000-question bank
         raw: dict[str, tuple[array[int], array[float]]] = {}
+        in_text: dict[str, set[int]] = defaultdict(set)  # the documents whose own text holds a key
         lengths: list[float] = []
+        self._task = array("b")
+        self._surface: dict[str, str] = {}  # a key → a word of a question's text with that key
+        self._intro: dict[int, frozenset[str]] = {}  # doc → the first keys after «Что такое», «Расскажи про»
+        self._text_len = array("H")  # distinct keys in the question's own text
         for doc, q in enumerate(bank.questions.values()):
             self._ids.append(q.id)
+            self._task.append(q.kind == "task")
+            if (intro := _INTRO.match(q.text)) is not None:
+                self._intro[doc] = frozenset(keys(q.text[intro.end() :])[:3])
+            self._text_len.append(min(len(set(keys(q.text))), 65535))
             topic = bank.topic(q.topic)
             term_names = " ".join(" ".join(t.names) for tid in q.terms if (t := bank.term(tid)) is not None)
             fields = {
@@ -54,10 +85,14 @@ class SearchIndex:
             }
             length = 0.0
             tf: dict[str, float] = {}
+            for word in words(fields["text"]):
+                self._surface.setdefault(word_key(word), word)
             for name, weight in _FIELDS:
                 for key in keys(fields[name]):
                     tf[key] = tf.get(key, 0.0) + weight
                     length += weight
+                    if name == "text":
+                        in_text[key].add(doc)
             for key, count in tf.items():
                 entry = raw.get(key)
                 if entry is None:
@@ -79,11 +114,12 @@ class SearchIndex:
                 ),
             )
             self._postings[key] = (docs, weights)
+        self._in_text = {key: frozenset(docs) for key, docs in in_text.items()}
         self._vocab = sorted(self._postings)
 
     def _expand(self, key: str) -> list[str]:
         """Index keys that match a query key: itself and, if long enough, keys it prefixes
-        or that prefix it."""
+        or that prefix it (but for an ending: «квантовая» is not «квант…изация»)."""
         if len(key) < PREFIX_MIN:
             return [key] if key in self._postings else []
         found = []
@@ -91,44 +127,83 @@ class SearchIndex:
         while i < len(self._vocab) and self._vocab[i].startswith(key):
             found.append(self._vocab[i])
             i += 1
-        for n in range(PREFIX_MIN, len(key)):
+        for n in range(max(PREFIX_MIN, len(key) - 2), len(key)):
             if key[:n] in self._postings:
                 found.append(key[:n])
         return found
 
+    def knows(self, key: str) -> bool:
+        return bool(self._expand(key))
+
+    def spelled(self, word: str) -> str:
+        """``word`` as the bank spells it when it is mistyped («трансформр» → «трансформер»), else
+        as it is. Fused or split words (``kvcahe``) are the glossary's to find: see
+        :meth:`bot.catalog.Catalog.find`."""
+        found = keys(word)
+        if len(found) != 1 or self.knows(found[0]):
+            return word
+        if _CYRILLIC_ACRONYM.fullmatch(found[0]):  # «кв кэш»: an acronym typed in Cyrillic letters
+            latin = "".join(_LATIN.get(c, c) for c in found[0])
+            if self.knows(latin):
+                return latin.upper()
+        if len(found[0]) < 4:
+            return word
+        close = process.extractOne(found[0], self._vocab, scorer=fuzz.ratio, score_cutoff=80)
+        return self._surface.get(close[0], word) if close is not None else word
+
     def search(self, query: str, limit: int = 50, within: Iterable[str] | None = None) -> list[Hit]:
         query_keys = list(dict.fromkeys(keys(query)))
+        if len(query_keys) > 1:
+            query_keys = [k for k in query_keys if k not in _REQUEST] or query_keys
         if not query_keys or not self._ids:
             return []
         allowed = None if within is None else set(within)
         n_docs = len(self._ids)
         scores: dict[int, float] = defaultdict(float)
         matched: dict[int, int] = defaultdict(int)
+        weight_of: dict[int, float] = defaultdict(float)  # the rarity of the query words a question holds
+        total = 0.0
+        in_text: dict[int, int] = defaultdict(int)
+        introduced: dict[int, int] = defaultdict(int)
         for qk in query_keys:
             hit_docs: dict[int, float] = {}
-            for key in self._expand(qk):
+            text_docs: set[int] = set()
+            expanded = self._expand(qk)
+            for doc, subject in self._intro.items():
+                if not subject.isdisjoint(expanded):
+                    introduced[doc] += 1
+            for key in expanded:
                 factor = 1.0 if key == qk else PREFIX_FACTOR  # the word itself beats a longer/shorter form
                 docs, weights = self._postings[key]
                 for doc, weight in zip(docs, weights, strict=True):
                     if weight * factor > hit_docs.get(doc, 0.0):
                         hit_docs[doc] = weight * factor
-            if not hit_docs:
-                continue
+                text_docs |= self._in_text.get(key, frozenset())
             idf = math.log(1 + (n_docs - len(hit_docs) + 0.5) / (len(hit_docs) + 0.5))
+            total += idf
             for doc, weight in hit_docs.items():
                 scores[doc] += idf * weight
                 matched[doc] += 1
+                weight_of[doc] += idf
+            for doc in text_docs:
+                in_text[doc] += 1
         n = len(query_keys)
+
+        def final(doc: int, score: float) -> float:
+            in_own = in_text[doc]
+            score *= (
+                matched[doc] / n * (1 + TEXT_BONUS * in_own / n + FOCUS_BONUS * in_own / max(self._text_len[doc], 1))
+            )
+            if introduced[doc] == n:
+                score *= INTRO_FACTOR
+            return score * TASK_FACTOR if self._task[doc] else score
+
         ranked = heapq.nlargest(
             limit,
-            (
-                (score * matched[doc] / n, doc)
-                for doc, score in scores.items()
-                if allowed is None or self._ids[doc] in allowed
-            ),
+            ((final(doc, score), doc) for doc, score in scores.items() if allowed is None or self._ids[doc] in allowed),
             key=lambda pair: (pair[0], -pair[1]),
         )
-        return [Hit(self._ids[doc], score) for score, doc in ranked]
+        return [Hit(self._ids[doc], score, weight_of[doc] * 2 > total) for score, doc in ranked]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,14 @@ Learning steps are hours, not minutes: these are interview questions, not flash 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler
 
 from bot.core.grading import GOOD, PARTIAL
-from bot.i18n import plural_ru
+from bot.i18n import counted
 
 SELF_KNEW, SELF_PARTLY, SELF_DIDNT = 3, 2, 1
 
@@ -64,12 +65,10 @@ def describe_interval(due: datetime, now: datetime, lang: str) -> str:
     if lang == "en":
         if hours < 20:
             return f"in {max(1, round(hours))} h"
-        days = round(hours / 24)
-        return f"in {days} day{'s' if days != 1 else ''}"
+        return f"in {counted(round(hours / 24), 'days', 'en')}"
     if hours < 20:
         return f"через {max(1, round(hours))} ч"
-    days = round(hours / 24)
-    return f"через {days} {plural_ru(days, 'день', 'дня', 'дней')}"
+    return f"через {counted(round(hours / 24), 'days', 'ru')}"
 
 
 def retrievability(state: str, now: datetime) -> float:
@@ -79,3 +78,10 @@ def retrievability(state: str, now: datetime) -> float:
         return float(_SCHEDULER.get_card_retrievability(card, now))
     except (ValueError, KeyError, TypeError):
         return 0.0
+
+
+def due_now(cards: Iterable[tuple[str, datetime]], now: datetime, in_bank: Callable[[str], object]) -> list[str]:
+    """The one definition of "due", shared by /review, /stats and the Mini App: the questions of the
+    cards (question id, due time) whose time has come (due at or before ``now``) and that are still
+    in the bank (``in_bank(id)`` is truthy), most overdue first. A card due later today is not due yet."""
+    return [qid for qid, due in sorted(cards, key=lambda card: card[1]) if due <= now and in_bank(qid)]

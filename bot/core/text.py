@@ -428,3 +428,111 @@ ENGLISH_FUNCTION: Final = frozenset(
         "had",
     ]
 )
+
+
+def phrase_in(phrase_keys: list[str], text_keys: list[str], slack: int = 2) -> bool:
+    """Whether all the phrase's keys occur close together in the text (in any order, within a
+    window of ``len(phrase) + slack`` words), so "память активаций" meets "активации … память"."""
+    n = len(phrase_keys)
+    if n == 0:
+        return False
+    if n == 1:
+        return any(covers(phrase_keys[0], k) for k in text_keys)
+    width = n + slack
+    for i, key in enumerate(text_keys):
+        if not covers(phrase_keys[0], key):
+            continue
+        window = text_keys[max(0, i - width + 1) : i + width]
+        if all(any(covers(p, k) for k in window) for p in phrase_keys):
+            return True
+    return False
+
+
+SHORT_CHARS: Final = 2
+# Whole messages that greet, thank or acknowledge rather than answer, one per line (compared after
+# ё→е, without punctuation or emoji). Only the whole message counts: «спасибо, LoRA учит две малые
+# матрицы» is an answer, and so is any message with a word not listed here.
+_NOT_ANSWERS: Final = frozenset(
+    line.strip()
+    for line in """
+    ok
+    ок
+    окей
+    окэй
+    да
+    нет
+    ага
+    угу
+    хм
+    хмм
+    hm
+    hmm
+    ну
+    привет
+    приветик
+    приветствую
+    здравствуй
+    здравствуйте
+    здрасте
+    добрый день
+    добрый вечер
+    доброе утро
+    всем привет
+    привет бот
+    хай
+    салют
+    спасибо
+    спасибки
+    спс
+    пасиб
+    благодарю
+    спасибо большое
+    большое спасибо
+    ок спасибо
+    окей спасибо
+    хорошо
+    ладно
+    понятно
+    ясно
+    понял
+    поняла
+    понятно спасибо
+    круто
+    класс
+    отлично
+    пока
+    hi
+    hello
+    hey
+    hi there
+    hello there
+    good morning
+    good evening
+    thanks
+    thank you
+    thanks a lot
+    thank you very much
+    thx
+    ty
+    ok thanks
+    okay
+    cool
+    nice
+    great
+    got it
+    bye
+    yes
+    no
+    """.strip().splitlines()
+)
+_NOT_WORD: Final = re.compile(r"[^\w\s]+|_")
+
+
+def looks_like_no_answer(text: str) -> bool:
+    """A 1-2 character message, a bare "?" or «…», or a greeting, thanks or «ок» (in Russian or
+    English): probably not meant as the answer, so the bot asks «Это ваш ответ?» instead of grading it."""
+    stripped = text.strip().casefold()
+    if len(stripped) <= SHORT_CHARS:
+        return True
+    plain = " ".join(_NOT_WORD.sub(" ", stripped.replace("ё", "е")).split())
+    return not plain or plain in _NOT_ANSWERS

@@ -93,7 +93,8 @@ async def next_due(session: Session, user_id: int) -> datetime | None:
     return await session.scalar(select(func.min(Card.due)).where(Card.user_id == user_id))
 
 
-async def due_questions(session: Session, user_id: int, now: datetime) -> list[str]:
-    """Ids of the user's review cards that are due at ``now``."""
-    rows = await session.execute(select(Card.question_id).where(Card.user_id == user_id, Card.due <= now))
-    return list(rows.scalars())
+async def due_questions(session: Session, user_id: int, now: datetime) -> list[tuple[str, datetime]]:
+    """The user's review cards due at ``now``, as (question id, due time): what
+    :func:`bot.core.srs.due_now` decides on (it also drops questions the bank no longer has)."""
+    rows = await session.execute(select(Card.question_id, Card.due).where(Card.user_id == user_id, Card.due <= now))
+    return [(qid, due) for qid, due in rows]

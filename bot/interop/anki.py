@@ -23,7 +23,7 @@ from typing import Final
 import genanki
 
 from bot.bank import Bank, Question
-from bot.bank.markdown import render_blocks
+from bot.bank.markdown import inline_html, render_blocks
 from bot.interop.items import is_placeholder
 
 MODEL_ID: Final = 1_607_392_417  # never change: Anki identifies the note type by it
@@ -87,10 +87,7 @@ def card_back_html(q: Question) -> str:
     if q.details:
         parts.append(answer_html(q.details))
     if q.follow_ups:
-        items = "".join(
-            f"<li><b>{html.escape(f.question, quote=False)}</b><br>{html.escape(f.answer, quote=False)}</li>"
-            for f in q.follow_ups
-        )
+        items = "".join(f"<li><b>{inline_html(f.question)}</b><br>{inline_html(f.answer)}</li>" for f in q.follow_ups)
         parts.append(f"<p><b>Что спросят дальше</b></p><ul>{items}</ul>")
     return "<hr>".join(parts)
 
@@ -101,7 +98,7 @@ def question_html(q: Question) -> str:
 
 
 def key_points_html(q: Question) -> str:
-    items = "".join(f"<li>{html.escape(kp.text, quote=False)}</li>" for kp in q.key_points)
+    items = "".join(f"<li>{inline_html(kp.text)}</li>" for kp in q.key_points)
     return f"<ul>{items}</ul>"
 
 

@@ -181,6 +181,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
     bank = _load(Path(args.bank) if args.bank else settings.bank_path or default_bank_path())
     if bank is None:
         return EXIT_FAILED
+    args.lang = args.lang or settings.default_language  # the bot's default language, Russian unless set
     topic = None
     if args.topic:
         topic = find_topic(bank, args.topic)
@@ -249,7 +250,10 @@ def add_commands(sub: Any) -> None:
     practice.add_argument("--n", type=int, default=5, help="how many questions (default: %(default)s)")
     practice.add_argument("--tasks", action="store_true", help="include practice tasks")
     practice.add_argument(
-        "--lang", choices=("en", "ru"), default="en", help="the language of the session's texts (default: en)"
+        "--lang",
+        choices=("en", "ru"),
+        default=None,
+        help="the language of the session's texts (default: DEFAULT_LANGUAGE, as the bot)",
     )
     practice.add_argument("--bank", help="bank folder or file (default: BANK_PATH or the bundled bank)")
     practice.set_defaults(func=cmd_practice)

@@ -15,12 +15,13 @@ from datetime import UTC, datetime
 from typing import Final, TextIO
 
 from bot.bank import Bank, Question, Topic
-from bot.bank.markdown import to_plain
+from bot.bank.markdown import inline_plain, to_plain
 from bot.core.grading import Grade
 from bot.core.picking import candidates_for
 from bot.db import chats
 from bot.db.engine import Database, describe_url
 from bot.db.models import Ask, AskSource
+from bot.i18n import counted
 from bot.services import answers, asking, revealing
 from bot.services.feedback import feedback_lines
 from bot.services.grading import KeywordGrader, Outcome
@@ -29,11 +30,12 @@ TERMINAL_USER: Final = 0
 TERMINAL_CHAT: Final = 0
 CHAT_TYPE: Final = "terminal"
 RULE: Final = "─" * 60
-# What the terminal says, in the two interface languages (English unless --lang ru).
+# What the terminal says, in the two interface languages (DEFAULT_LANGUAGE unless --lang says).
 TEXTS: Final[dict[str, dict[str, str]]] = {
     "en": {
         "help": "Type your answer over several lines; an empty line sends it.\n"
         "Commands: :skip — next question, :answer — show the answer, :quit — leave (or Ctrl-D).",
+        "after": "Enter — next question · :answer — the reference answer · :more — details and follow-ups · :quit",
         "summary": "Done: {asked} asked, {answered} answered, {skipped} skipped{mean}. Answers are stored in {where}.",
         "mean": ", mean score {score}/100",
         "none": "No questions here.",
@@ -49,10 +51,13 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "should_have": "What the answer should have:",
         "details": "More details:",
         "follow_ups": "What they ask next:",
+        "no_more": "This question has no details or follow-ups.",
     },
     "ru": {
         "help": "Пишите ответ в несколько строк; пустая строка — отправить.\n"
         "Команды: :skip — следующий вопрос, :answer — показать ответ, :quit — выйти (или Ctrl-D).",
+        "after": "Enter — следующий вопрос · :answer — эталонный ответ · :more — подробности и что спросят дальше · "
+        ":quit",
         "summary": "Итог: вопросов {asked}, ответов {answered}, пропущено {skipped}{mean}. Ответы сохранены: {where}.",
         "mean": ", средняя оценка {score}/100",
         "none": "Здесь нет вопросов.",
@@ -68,15 +73,10 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "should_have": "Что должно быть в ответе:",
         "details": "Подробнее:",
         "follow_ups": "Что спросят дальше:",
+        "no_more": "Подробностей и уточняющих вопросов у этого вопроса нет.",
     },
 }
 HELP: Final = TEXTS["en"]["help"]
-
-
-def count_questions(n: int, lang: str) -> str:
-    if lang == "ru":
-        return f"{n} {plural(n, 'вопрос', 'вопроса', 'вопросов')}"
-    return f"{n} question" + ("" if n == 1 else "s")
 
 
 def _now() -> datetime:
@@ -101,15 +101,6 @@ class Stats:
         return texts["summary"].format(
             asked=self.asked, answered=self.answered, skipped=self.skipped, mean=mean, where=where
         )
-
-
-def plural(n: int, one: str, few: str, many: str) -> str:
-    """The Russian word form for a count: 1 вопрос, 2 вопроса, 5 вопросов, 21 вопрос."""
-    if n % 10 == 1 and n % 100 != 11:
-        return one
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return few
-    return many
 
 
 def find_topic(bank: Bank, query: str) -> Topic | None:
@@ -213,7 +204,7 @@ class Session:
             self.say(self.texts["only_tasks" if tasks else "none"])
             return self.stats
         where = self.texts["topic"].format(title=topic.title(self.lang)) if topic else self.texts["all_topics"]
-        self.say(self.texts["start"].format(count=count_questions(total, self.lang), where=where))
+        self.say(self.texts["start"].format(count=counted(total, "questions", self.lang), where=where))
         self.say(self.texts["help"])
         asked: set[str] = set()
         try:
@@ -253,16 +244,37 @@ class Session:
         if text == ":answer":
             self.stats.revealed += 1
             self.run_async(self._reveal(q))
-            self._show_reference(q, None)
+            self._show_reference(q, with_points=True)
+            self._after(q, shown=True)
             return
         outcome = self.run_async(self._answer(q, ask, text))
         grade = outcome.grade
         self.stats.answered += 1
         self.stats.coverage += grade.score
         self._feedback(q, grade, outcome.fallback)
-        self._show_reference(q, grade)
         if ended:
             raise _Quit
+        self._after(q)
+
+    def _after(self, q: Question, *, shown: bool = False) -> None:
+        """After the feedback (every key point is in it, covered or missed): the reference answer and
+        the details only on request, so a question takes a screen, not fifty lines."""
+        while True:
+            self.say()
+            try:
+                command = self.read_line(self.texts["after"] + "\n> ").strip().casefold()
+            except (EOFError, KeyboardInterrupt):
+                self.say()
+                raise _Quit from None
+            if command in ("", ":next", ":n", ":skip", ":s"):
+                return
+            if command in (":quit", ":q", ":exit"):
+                raise _Quit
+            if command in (":answer", ":a", ":show") and not shown:
+                self._show_reference(q, with_points=False)
+                shown = True
+            elif command in (":more", ":m", ":details"):
+                self._show_more(q)
 
     def _read_answer(self) -> tuple[str, bool]:
         """Lines until an empty line, and whether input ended (EOF: what was typed is still
@@ -296,17 +308,23 @@ class Session:
     def _feedback(self, q: Question, grade: Grade, fallback: str = "") -> None:
         self.say()
         for line in feedback_lines(q, grade, self.lang, fallback=fallback):
-            self.say(line.text if line.kind in ("score", "heading", "note", "text") else f"  {line.text}")
+            text = inline_plain(line.text)  # a terminal shows no Markdown: `code` loses its backticks
+            self.say(text if line.kind in ("score", "heading", "note", "text") else f"  {text}")
 
-    def _show_reference(self, q: Question, grade: Grade | None) -> None:
+    def _show_reference(self, q: Question, *, with_points: bool) -> None:
+        """The reference answer; its key points too when no feedback listed them."""
         self.say()
         self.say(self.texts["reference"])
         self.say(to_plain(q.answer))
-        self.say()
-        self.say(self.texts["should_have"])
-        covered = set(grade.covered) if grade else set()
-        for i, kp in enumerate(q.key_points):
-            self.say(f"  {'✓' if i in covered else '•'} {kp.text}")
+        if with_points:
+            self.say()
+            self.say(self.texts["should_have"])
+            for kp in q.key_points:
+                self.say(f"  • {inline_plain(kp.text)}")
+
+    def _show_more(self, q: Question) -> None:
+        if not q.details and not q.follow_ups:
+            self.say(self.texts["no_more"])
         if q.details:
             self.say()
             self.say(self.texts["details"])
@@ -315,8 +333,8 @@ class Session:
             self.say()
             self.say(self.texts["follow_ups"])
             for f in q.follow_ups:
-                self.say(f"  • {f.question}")
-                self.say(f"    {f.answer}")
+                self.say(f"  • {inline_plain(f.question)}")
+                self.say(f"    {inline_plain(f.answer)}")
 
 
 def run_practice(

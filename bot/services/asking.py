@@ -18,6 +18,7 @@ from typing import Literal
 from bot.bank import Bank, Question
 from bot.bank.model import is_number
 from bot.catalog import Catalog
+from bot.core import srs
 from bot.core.picking import candidates_for, not_after, pick
 from bot.db import answers, asks, cards, chats
 from bot.db.engine import Database
@@ -96,7 +97,7 @@ def resolve(catalog: Catalog, text: str) -> Resolved:
 
 def search_result(catalog: Catalog, query: str, index: int) -> Question | None:
     """The ``index``-th result of a search (None when the results are exhausted)."""
-    ids = [h.question_id for h in catalog.search.search(query, limit=SEARCH_LIMIT)]
+    ids = [h.question_id for h in catalog.find(query, limit=SEARCH_LIMIT).hits]
     return catalog.bank.question(ids[index]) if 0 <= index < len(ids) else None
 
 
@@ -110,7 +111,7 @@ def search_page(catalog: Catalog, text: str, *, offset: int, size: int, limit: i
     """A page of the questions matching ``text`` (every question without text), as inline mode
     pages them."""
     bank = catalog.bank
-    ids = [h.question_id for h in catalog.search.search(text, limit=limit)] if text else list(bank.questions)
+    ids = [h.question_id for h in catalog.find(text, limit=limit).hits] if text else list(bank.questions)
     page = [q for qid in ids[offset : offset + size] if (q := bank.question(qid)) is not None]
     return Page(page, offset + size if offset + size < len(ids) else None)
 
@@ -126,15 +127,11 @@ class Review:
 
 async def due_review(db: Database, bank: Bank, *, user_id: int, now: datetime) -> Review:
     async with db.read() as session:
-        due = [
-            c
-            for c in await cards.due_cards(session, user_id, now, limit=200)
-            if bank.question(c.question_id) is not None
-        ]
+        due = srs.due_now(await cards.due_questions(session, user_id, now), now, bank.question)
         upcoming = None if due else await cards.next_due(session, user_id)
     if not due:
         return Review(None, 0, upcoming)
-    return Review(bank.questions[due[0].question_id], len(due))
+    return Review(bank.questions[due[0]], len(due))
 
 
 async def record_ask(db: Database, *, chat_id: int, question_id: str, user_id: int | None, source: str) -> Ask:

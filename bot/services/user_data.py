@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from bot.bank import Bank
-from bot.core import stats
+from bot.core import srs, stats
 from bot.core.schedule import get_tz
 from bot.db import cards, chats, user_data
 from bot.db.engine import Database
@@ -46,7 +46,7 @@ async def progress(db: Database, bank: Bank, *, user_id: int, now: datetime, tz:
         due_ids = await cards.due_questions(session, user_id, now)
     if not facts:
         return None
-    due = sum(1 for qid in due_ids if bank.question(qid) is not None)
+    due = len(srs.due_now(due_ids, now, bank.question))
     return Progress(stats.aggregate(topic_specs(bank), facts, today=now.astimezone(tz).date(), tz=tz), due)
 
 

@@ -15,7 +15,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from bot.bank import Bank, Question, Term
-from bot.bank.markdown import to_html
+from bot.bank.markdown import inline_plain, to_html
 from bot.catalog import Catalog
 from bot.core import srs, stats
 from bot.core.grading import GOOD, PARTIAL
@@ -277,7 +277,8 @@ async def progress(
     reuse: bool = True,
 ) -> dict[str, Any]:
     """The heatmap of answer days (the last 26 weeks, in the user's zone), streaks, mastery per topic
-    (FSRS recall × the latest grade), cards due today and in the next 7 days, the weakest key points.
+    (FSRS recall × the latest grade), cards due now (as /review counts them) and later in the next
+    7 days, the weakest key points.
     ``reuse=False``: from the answers alone, neither a cached nor a stored digest."""
     bank = catalog.bank
     slot_seconds = _slot_seconds(now, tz)
@@ -305,7 +306,12 @@ async def progress(
 
 
 def _weak_point(q: Question, index: int, missed: int, seen: int, bank: Bank, lang: str) -> dict[str, Any]:
-    return {"question": question_item(q, bank, lang), "point": q.key_points[index].text, "missed": missed, "of": seen}
+    return {
+        "question": question_item(q, bank, lang),
+        "point": inline_plain(q.key_points[index].text),
+        "missed": missed,
+        "of": seen,
+    }
 
 
 def _mastery(
@@ -347,8 +353,10 @@ def _due(bank: Bank, cards: list[webapp_db.CardStat], now: datetime, tz: tzinfo,
                 counts[i] += 1
                 break
     week = [{"date": _day(today + timedelta(days=i)), "count": counts[i]} for i in range(1, 8)]
-    return {"now": sum(1 for c in cards if c.due <= now and bank.question(c.question_id)), "today": counts[0],
-            "week": week, "week_total": sum(counts[1:])}  # fmt: skip
+    due = len(srs.due_now(((c.question_id, c.due) for c in cards), now, bank.question))  # as /review and /stats
+    # «Сейчас» is what /review gives now; the rest of today comes later, with the next 7 days
+    return {"now": due, "later_today": counts[0] - due, "week": week,
+            "week_total": counts[0] - due + sum(counts[1:])}  # fmt: skip
 
 
 def _weakest_points(bank: Bank, found: Digest) -> list[tuple[str, int, int, int]]:
@@ -417,7 +425,7 @@ def topic(catalog: Catalog, topic_id: str, lang: str, done: set[str]) -> dict[st
 def search(catalog: Catalog, query: str, lang: str, done: set[str]) -> list[dict[str, Any]]:
     """The same search as /search: BM25 over stemmed, transliterated keys (Russian endings match)."""
     bank = catalog.bank
-    hits = catalog.search.search(query, limit=SEARCH_LIMIT)
+    hits = catalog.find(query, limit=SEARCH_LIMIT).hits
     return [question_item(q, bank, lang, done) for h in hits if (q := bank.question(h.question_id)) is not None]
 
 
@@ -438,11 +446,11 @@ def question(catalog: Catalog, question_id: str, lang: str, done: set[str]) -> d
         **question_item(q, bank, lang, done),
         "topic_id": q.topic,
         "answer_html": to_html(q.answer),
-        "key_points": [{"text": kp.text, "core": kp.core} for kp in q.key_points],
+        "key_points": [{"text": inline_plain(kp.text), "core": kp.core} for kp in q.key_points],
         "details_html": to_html(details) if details else None,
         "context": q.context,  # one line that makes a seed question understandable alone
         "similar": [question_item(other, bank, lang, done) for qid in q.linked if (other := bank.question(qid))],
-        "follow_ups": [{"question": f.question, "answer_html": to_html(f.answer)} for f in q.follow_ups],
+        "follow_ups": [{"question": inline_plain(f.question), "answer_html": to_html(f.answer)} for f in q.follow_ups],
         "terms": terms,
     }
 

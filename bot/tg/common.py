@@ -12,7 +12,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bot.bank import Question
-from bot.i18n import language_from_telegram, t
+from bot.i18n import counted, language_from_telegram, t
 from bot.services import asking, chats
 from bot.tg.context import Ctx, Services
 from bot.tg.views import View, question_view
@@ -180,7 +180,10 @@ def command_args(context: Ctx) -> str:
 
 async def check_query(update: Update, context: Ctx, query: str) -> bool:
     if len(query) > MAX_QUERY:
-        await reply_text(update, t(context.lang, "query_too_long", length=len(query), limit=MAX_QUERY))
+        await reply_text(
+            update,
+            t(context.lang, "query_too_long", length=counted(len(query), "chars", context.lang), limit=MAX_QUERY),
+        )
         return False
     return True
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, KeyboardButton, ReplyKeyboardMarkup
 
 from bot.bank import Bank, Question, Term
-from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, pack, render_blocks
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, inline_html, pack, render_blocks, to_html
 from bot.catalog import Catalog
 from bot.core.grading import Grade
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services.feedback import charges, feedback_lines
 from bot.tg.callbacks import (
     AskQuestion,
@@ -115,7 +115,8 @@ def details_button(q: Question, lang: str) -> InlineKeyboardButton:
 def follow_ups_block(q: Question, lang: str) -> str:
     """«Что спросят дальше»: each follow-up with its short answer folded under it."""
     items = [
-        f"• <b>{escape(f.question)}</b>\n<blockquote expandable>{escape(f.answer)}</blockquote>" for f in q.follow_ups
+        f"• <b>{inline_html(f.question)}</b>\n<blockquote expandable>{inline_html(f.answer)}</blockquote>"
+        for f in q.follow_ups
     ]
     return t(lang, "follow_ups") + "\n" + "\n".join(items)
 
@@ -160,7 +161,7 @@ def answer_views(q: Question, bank: Bank, lang: str, *, lead: str = "") -> list[
     blocks = [f"{head}\n<i>{escape(q.text)}</i>", *render_blocks(q.answer)]
     if lead:
         blocks.insert(0, lead)
-    points = "\n".join(f"• {escape(kp.text)}" for kp in q.key_points)
+    points = "\n".join(f"• {inline_html(kp.text)}" for kp in q.key_points)
     blocks.append(f"{t(lang, 'key_points')}\n{points}")
     if q.follow_ups:
         blocks.append(follow_ups_block(q, lang))
@@ -222,7 +223,9 @@ def term_view(term: Term, bank: Bank, lang: str, page: int = 0) -> View:
     if aliases:
         lines.append(t(lang, "term_aliases", aliases=escape(", ".join(aliases))))
     lines.append("")
-    lines.append(escape(term.definition))
+    if label := t(lang, "term_definition"):
+        lines.append(label)
+    lines.append(to_html(term.definition))  # `code` as code
     lines.append("")
     questions = [q for qid in term.questions if (q := bank.question(qid)) is not None]
     pages = max(1, math.ceil(len(questions) / PAGE))
@@ -260,7 +263,7 @@ def glossary_view(bank: Bank, lang: str, page: int = 0) -> View:
     if pager:
         rows.append(pager)
     rows.append([_btn(t(lang, "btn.by_topic"), GlossaryTopics())])
-    text = t(lang, "glossary_title", count=len(terms), page=page + 1, pages=pages)
+    text = t(lang, "glossary_title", count=counted(len(terms), "terms", lang), page=page + 1, pages=pages)
     return View(text, InlineKeyboardMarkup(rows))
 
 
@@ -292,11 +295,15 @@ def did_you_mean_view(query: str, terms: Sequence[Term], lang: str) -> View:
     return View(t(lang, "glossary_did_you_mean", query=escape(query)), InlineKeyboardMarkup(rows))
 
 
-def search_view(catalog: Catalog, query: str, ids: Sequence[str], lang: str, page: int) -> View:
+def search_view(
+    catalog: Catalog, query: str, ids: Sequence[str], lang: str, page: int, *, corrected: str | None = None
+) -> View:
     pages = max(1, math.ceil(len(ids) / PAGE))
     page = min(max(page, 0), pages - 1)
     chunk = [q for qid in ids[page * PAGE : (page + 1) * PAGE] if (q := catalog.bank.question(qid))]
     lines = [t(lang, "search_title", query=escape(query), count=len(ids), page=page + 1, pages=pages)]
+    if corrected is not None:  # a typo: say what the results are for
+        lines.append(t(lang, "search_corrected", query=escape(corrected)))
     for i, q in enumerate(chunk, page * PAGE + 1):
         label = f"[{escape(q.label)}] " if q.number is not None else ""
         lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
@@ -373,7 +380,7 @@ def feedback_view(
     found = feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed)
     fitted = _fit([line.text for line in found], TELEGRAM_TEXT_LIMIT - len(head) - 200)
     for line, raw in zip(found, fitted, strict=True):
-        text = escape(raw)
+        text = inline_html(raw)  # key points and corrections carry `code`
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
     rows = dispute_rows(grade, lang, answer_id)
     if rate:
@@ -456,7 +463,7 @@ def my_answer_view(text: str, lang: str) -> View:
     room = TELEGRAM_TEXT_LIMIT - 200
     if len(text) > room:
         quoted = escape(text[:room].rstrip()) + "…"
-        note = "\n" + t(lang, "answer_quote_cut", chars=len(text))
+        note = "\n" + t(lang, "answer_quote_cut", chars=counted(len(text), "chars", lang))
     else:
         quoted, note = escape(text), ""
     return View(f"<b>{label}:</b>\n<blockquote expandable>{quoted}</blockquote>{note}")

@@ -18,7 +18,7 @@ from telegram.error import TelegramError
 from bot.bank import BankError, default_bank_path, load_bank
 from bot.bank.markdown import escape
 from bot.config import default_cache_dir
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.push import broadcast
 from bot.push.pacer import Pacer
 from bot.services import disputes, usage
@@ -52,7 +52,9 @@ async def cmd_reload(update: Update, context: Ctx) -> None:
     except BankError as exc:
         report = exc.report()
         log.warning("bank reload rejected: %d problem(s)", len(exc.problems))
-        await reply_text(update, t(context.lang, "admin.reload_rejected", count=len(exc.problems)))
+        await reply_text(
+            update, t(context.lang, "admin.reload_rejected", count=counted(len(exc.problems), "problems", context.lang))
+        )
         message = update.effective_message
         assert message is not None
         if len(report) < 3500:
@@ -63,8 +65,17 @@ async def cmd_reload(update: Update, context: Ctx) -> None:
     catalog = s.catalog_holder.replace(bank)
     summary = catalog.bank.summary()
     log.info("bank reloaded: %s", summary)
-    await reply_text(update, t(context.lang, "admin.reloaded", questions=summary["questions"],
-                               tasks=summary["tasks"], terms=summary["terms"], topics=summary["topics"]))  # fmt: skip
+    lang = context.lang
+    await reply_text(update, t(lang, "admin.reloaded", questions=counted(_n(summary, "questions"), "questions", lang),
+                               tasks=counted(_n(summary, "tasks"), "tasks_short", lang),
+                               terms=counted(_n(summary, "terms"), "terms", lang),
+                               topics=counted(_n(summary, "topics"), "topics", lang)))  # fmt: skip
+
+
+def _n(summary: dict[str, object], key: str) -> int:
+    value = summary[key]
+    assert isinstance(value, int)
+    return value
 
 
 @admin_only
@@ -74,8 +85,9 @@ async def cmd_bankstats(update: Update, context: Ctx) -> None:
     summary = bank.summary()
     loaded = catalog.loaded_at.strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        t(context.lang, "admin.bankstats", questions=summary["questions"], tasks=summary["tasks"],
-          terms=summary["terms"], links=summary["links"], loaded=loaded)
+        t(context.lang, "admin.bankstats", questions=counted(_n(summary, "questions"), "questions", context.lang),
+          tasks=counted(_n(summary, "tasks"), "tasks_short", context.lang),
+          terms=counted(_n(summary, "terms"), "terms", context.lang), links=summary["links"], loaded=loaded)
     ]  # fmt: skip
     for topic in bank.topics:
         ids = bank.topic_question_ids(topic.id)

@@ -90,11 +90,13 @@ async def cmd_search(update: Update, context: Ctx) -> None:
 
 async def show_search(update: Update, context: Ctx, query: str, page: int) -> None:
     catalog = context.services.catalog
-    ids = [hit.question_id for hit in catalog.search.search(query, limit=80)]
+    found = catalog.find(query, limit=80)
+    ids = [hit.question_id for hit in found.hits]
     if not ids:
         await reply_text(update, t(context.lang, "nothing_found", query=escape(query)))
         return
-    view = with_open_button(search_view(catalog, query, ids, context.lang, page), update, context, "bank")
+    view = search_view(catalog, query, ids, context.lang, page, corrected=found.corrected)
+    view = with_open_button(view, update, context, "bank")
     await (page_to(update, view) if update.callback_query else reply(update, view))
 
 

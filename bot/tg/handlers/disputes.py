@@ -8,7 +8,7 @@ from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.error import BadRequest
 
 from bot.bank.markdown import escape
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services import disputes, interviews
 from bot.services.feedback import MARKS
 from bot.tg.callbacks import Dispute, SelfAssess, decode
@@ -76,7 +76,7 @@ def _head(message: Message, done: disputes.Disputed, lang: str) -> str:
     if at < 0:  # a message without its formatting entities: the plain text
         at = html.find(escape(score_line))
     if at < 0:
-        return t(lang, "answer_saved", chars=len(done.text))
+        return t(lang, "answer_saved", chars=counted(len(done.text), "chars", lang))
     head = html[:at].rstrip("\n")
     old_mark, new_mark = MARKS[before.verdict], MARKS[done.grade.verdict]
     return new_mark + head[len(old_mark) :] if head.startswith(old_mark + " ") else head

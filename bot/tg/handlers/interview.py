@@ -11,7 +11,7 @@ from dataclasses import replace
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 
 from bot.bank import Bank, Question
-from bot.bank.markdown import escape
+from bot.bank.markdown import escape, inline_html
 from bot.core.interview import ItemResult
 from bot.db.models import Interview, InterviewItem
 from bot.i18n import count_questions, t
@@ -111,7 +111,7 @@ async def after_interview_answer(
     if done.follow_up_saved:
         saved = t(lang, "interview.follow_up_saved")
         if done.follow_up_reference:
-            saved += "\n" + t(lang, "interview.follow_up_reference", answer=escape(done.follow_up_reference))
+            saved += "\n" + t(lang, "interview.follow_up_reference", answer=inline_html(done.follow_up_reference))
         shown = await show(update, View(prefix + saved), status)
         await _ask_current(update, context, interview)
         return shown
@@ -125,7 +125,7 @@ async def after_interview_answer(
     )  # fmt: skip
     shown = await show(update, view, status)
     if done.follow_up:
-        await reply_text(update, t(lang, "interview.follow_up", question=escape(done.follow_up)))
+        await reply_text(update, t(lang, "interview.follow_up", question=inline_html(done.follow_up)))
         return shown
     await _ask_current(update, context, interview)
     return shown
@@ -184,7 +184,7 @@ def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:
         lines += _item_lines(n, q, item, result, report.interview.time_limit, lang)
         if q is not None and found is not None:
             answer_id, grade = found
-            lines += [f"   {escape(line.text)}" for line in charge_lines(q, grade, lang)]
+            lines += [f"   {inline_html(line.text)}" for line in charge_lines(q, grade, lang)]
             for k, charge in enumerate(charges(grade), 1):
                 label = t(lang, "interview.dispute_btn", n=f"{n}.{k}" if len(charges(grade)) > 1 else n)
                 disputes.append(InlineKeyboardButton(label, callback_data=Dispute(answer_id, charge, True).encode()))
@@ -217,5 +217,5 @@ def _item_lines(
     if item.follow_up:
         answer = escape(item.follow_up_answer) if item.follow_up_answer else t(lang, "interview.follow_up_skipped")
         answer = answer if len(answer) <= 200 else answer[:199] + "…"
-        lines.append(t(lang, "interview.follow_up_line", question=escape(item.follow_up), answer=answer))
+        lines.append(t(lang, "interview.follow_up_line", question=inline_html(item.follow_up), answer=answer))
     return lines

@@ -20,7 +20,7 @@ from telegram.error import BadRequest
 from bot.bank import Bank, Question
 from bot.bank.markdown import escape
 from bot.core import stats
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services import user_data
 from bot.services.user_data import ExportedAnswer, UserData
 from bot.services.user_data import topic_specs as topic_specs  # the tests import it from here
@@ -68,7 +68,7 @@ def _grades_inline(grades: Mapping[int, int], lang: str) -> str:
 def _streak_line(streak: stats.Streak, lang: str) -> str:
     if streak.current == 0:
         return t(lang, "progress.streak_none", best=streak.best)
-    line = t(lang, "progress.streak", days=streak.current, best=streak.best)
+    line = t(lang, "progress.streak", days=counted(streak.current, "days", lang), best=streak.best)
     return line if streak.today else line + "\n" + t(lang, "progress.streak_keep")
 
 
@@ -99,7 +99,7 @@ def stats_text(p: stats.Progress, due: int, bank: Bank, lang: str) -> str:
         lines += ["", t(lang, "progress.not_started", topics=", ".join(idle))]
     lines.append("")
     if p.graded:
-        lines.append(t(lang, "progress.grades_title", count=p.graded))
+        lines.append(t(lang, "progress.grades_title", count=counted(p.graded, "questions_genitive", lang)))
         for g in stats.GRADES:
             lines.append(_bar_line(p.grades.get(g, 0) / p.graded, t(lang, f"progress.grade.{g}")))
     else:
@@ -121,7 +121,7 @@ def group_stats_text(p: stats.Progress, due: int, bank: Bank, lang: str, name: s
             answers=p.answers,
             questions=p.questions,
             total=p.total,
-            days=p.streak.current,
+            days=counted(p.streak.current, "days", lang),
             due=due,
         )
     ]

@@ -10,8 +10,9 @@ from telegram.error import TelegramError
 
 from bot.bank import Question
 from bot.bank.markdown import escape
+from bot.core.text import looks_like_no_answer
 from bot.db.models import Ask, AskSource
-from bot.i18n import t
+from bot.i18n import counted, t
 from bot.services import answers, asking, revealing
 from bot.tg.callbacks import (
     AskQuestion,
@@ -135,16 +136,6 @@ async def cmd_answer(update: Update, context: Ctx) -> None:
     await reveal(update, context, q)
 
 
-SHORT_CHARS = 2
-_NOT_ANSWERS = frozenset({"?", "??", "???", "...", "…", "ok", "ок", "да", "нет", "ага", "hm", "хм", "+", "-"})
-
-
-def looks_like_no_answer(text: str) -> bool:
-    """A 1-2 character message or a bare "?": probably not meant as the answer."""
-    stripped = text.strip().casefold()
-    return len(stripped) <= SHORT_CHARS or stripped in _NOT_ANSWERS
-
-
 async def on_answer_text(update: Update, context: Ctx) -> None:
     """A plain message: the user's answer to the replied-to or pending question."""
     message = update.effective_message
@@ -162,7 +153,7 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return
-    if looks_like_no_answer(message.text):
+    if looks_like_no_answer(message.text):  # «?», «ок», «привет», "thanks": asked, not graded
         view = confirm_short_view(message.text, ask.id, user.id, context.lang)
         await reply(update, view, quote=is_group(update))
         return
@@ -245,7 +236,11 @@ async def submit_answer(
 
         shown = await after_interview_answer(update, context, done, checking.message, prefix=prefix)
     else:
-        head = head or t(context.lang, "answer_saved_again" if done.again else "answer_saved", chars=len(text))
+        head = head or t(
+            context.lang,
+            "answer_saved_again" if done.again else "answer_saved",
+            chars=counted(len(text), "chars", context.lang),
+        )
         view = _feedback(update, context, ask, q, done, prefix + head)
         shown = await show(update, view, checking.message, quote=is_group(update))
     noted = voice.shown_in if voice else None

@@ -21,7 +21,7 @@ from bot.core.quiz import Quiz
 from bot.db.engine import Database
 from bot.db.models import AskSource
 from bot.db.polls import BoardRow
-from bot.i18n import plural_ru, t
+from bot.i18n import counted, t
 from bot.services import quizzes
 from bot.services.quizzes import PERIODS
 from bot.services.quizzes import week_start as week_start  # the tests import it from here
@@ -141,11 +141,10 @@ def format_points(points: float, lang: str) -> str:
     tenths = round(points * 10)
     whole = tenths % 10 == 0
     number = str(tenths // 10) if whole else f"{tenths // 10}.{tenths % 10}"
-    if lang == "en":
-        return f"{number} point{'' if tenths == 10 else 's'}"
-    if not whole:
-        return f"{number.replace('.', ',')} балла"
-    return f"{number} {plural_ru(tenths // 10, 'балл', 'балла', 'баллов')}"
+    if whole:
+        return counted(tenths // 10, "points", lang)
+    # a fraction takes the genitive singular in Russian («3,3 балла»), the plural in English
+    return f"{number} points" if lang == "en" else f"{number.replace('.', ',')} балла"
 
 
 def _day(day: date, lang: str) -> str:

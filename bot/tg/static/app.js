@@ -125,6 +125,14 @@
     });
   }
 
+  // A day ("2026-12-07") as the user's language writes it: «7 дек.», "Dec 7".
+  function day(iso, options) {
+    try {
+      return new Intl.DateTimeFormat(ME.lang, Object.assign({ timeZone: "UTC" }, options || { day: "numeric", month: "short" }))
+        .format(new Date(iso.slice(0, 10) + "T00:00:00Z"));
+    } catch (e) { return iso; }
+  }
+
   // Progress --------------------------------------------------------------------------------------
   function level(n, max) { if (!n) return 0; var r = n / max; return r > 0.75 ? 4 : r > 0.5 ? 3 : r > 0.25 ? 2 : 1; }
 
@@ -134,7 +142,7 @@
     var grid = h("div", { class: "heat", id: "heatmap", role: "img", "aria-label": t("progress.active_days", { n: hm.active_days }) });
     for (var d = new Date(start); d <= end; d.setUTCDate(d.getUTCDate() + 1)) {
       var key = d.toISOString().slice(0, 10), n = hm.days[key] || 0;
-      grid.appendChild(h("span", { class: "cell l" + level(n, max) + (n ? " on" : ""), title: key + ": " + n, "data-count": String(n) }));
+      grid.appendChild(h("span", { class: "cell l" + level(n, max) + (n ? " on" : ""), title: day(key, { day: "numeric", month: "long", year: "numeric" }) + ": " + n, "data-count": String(n) }));
     }
     var legend = h("div", { class: "legend" }, t("progress.less"), [0, 1, 2, 3, 4].map(function (l) { return h("span", { class: "cell l" + l }); }), t("progress.more"));
     return h("section", { class: "card" }, h("h2", { text: t("progress.heatmap") }), grid, legend,
@@ -151,9 +159,9 @@
         h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.longest") }), h("b", { text: t("progress.streak_days", { n: p.streak.longest }) })),
         h("p", { class: "muted", style: "flex-basis:100%;margin:0", text: t("progress.totals", p.totals) })));
       out.push(h("section", { class: "card" }, h("h2", { text: t("progress.due") }),
-        h("div", { class: "row" }, h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_today") }), h("b", { id: "due-today", text: String(p.due.today) })),
+        h("div", { class: "row" }, h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_today") }), h("b", { id: "due-now", text: String(p.due.now) })),
           h("div", { class: "stat" }, h("span", { class: "muted", text: t("progress.due_week") }), h("b", { text: String(p.due.week_total) }))),
-        h("div", { class: "week" }, p.due.week.map(function (d) { return h("div", null, h("span", { class: "muted", text: d.date.slice(5) }), h("b", { text: String(d.count) })); }))));
+        h("div", { class: "week" }, p.due.week.map(function (d) { return h("div", null, h("span", { class: "muted", text: day(d.date) }), h("b", { text: String(d.count) })); }))));
       out.push(h("section", { class: "card" }, h("h2", { text: t("progress.mastery") }), h("p", { class: "muted", text: t("progress.mastery_hint") }),
         h("ul", { class: "list" }, p.topics.map(function (tp) {
           return h("li", { style: "padding:6px 0" }, h("div", { class: "row", style: "justify-content:space-between" },
@@ -295,7 +303,7 @@
   var filters = { topic: "", grade: "" };
 
   function answerItem(a, refs) {
-    var meta = [a.at];
+    var meta = [day(a.at, { day: "numeric", month: "short", year: "numeric" }) + ", " + a.at.slice(11)];
     if (a.group) meta.push(t("answers.in_group", { title: a.group }));
     if (a.edited) meta.push(t("answers.edited"));
     var q = a.question;
@@ -348,7 +356,7 @@
         }));
       }
       return [h("h1", { text: b.title }),
-        h("section", { class: "card" }, h("h2", { text: t("board.week") + (b.since ? " · " + t("board.since", { date: b.since }) : "") }), rows(b.week)),
+        h("section", { class: "card" }, h("h2", { text: t("board.week") + (b.since ? " · " + t("board.since", { date: day(b.since, { day: "numeric", month: "long" }) }) : "") }), rows(b.week)),
         h("section", { class: "card" }, h("h2", { text: t("board.all") }), rows(b.all)),
         h("p", { class: "muted", text: t("board.hint") })];
     });
