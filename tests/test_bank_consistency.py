@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank
 from bot.core import consistency
+from tests.conftest import shipped_bank
 
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def _report(problems: list[consistency.Problem]) -> str:

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from bot.bank import Bank, Question, default_bank_path, load_bank
+from bot.bank import Bank, Question
 from bot.core.grading import grade
-from tests.conftest import BotProcess
+from tests.conftest import BotProcess, shipped_bank
 from tests.fakebot import BOT_USERNAME, FakeTelegram, Sent
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def charged_claim(bank: Bank, q: Question) -> str:

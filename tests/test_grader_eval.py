@@ -17,10 +17,11 @@ from statistics import mean
 import pytest
 import yaml
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank
 from bot.core import evaluation
 from bot.core.grading import grade
 from bot.gradecli import report
+from tests.conftest import shipped_bank
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grader_set.yaml"
 KINDS = {"strong", "concise", "partial", "fluent_wrong", "off_topic", "empty", "stuffed"}
@@ -32,7 +33,7 @@ Row = tuple[str, str, float, float]
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 @pytest.fixture(scope="module")

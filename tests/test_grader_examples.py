@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank
 from bot.core.grading import Grade, grade
+from tests.conftest import shipped_bank
 
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def _grade(bank: Bank, qid: str, text: str) -> Grade:

@@ -13,11 +13,11 @@ from pathlib import Path
 import genanki
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank, load_bank
 from bot.cli import main
 from bot.interop.anki import MODEL_ID
 from bot.interop.csv_io import COLUMNS, parse_key_points
-from tests.conftest import ROOT, shipped_counts
+from tests.conftest import ROOT, shipped_bank, shipped_counts
 
 FIX = ROOT / "tests" / "fixtures" / "interop"
 
@@ -30,7 +30,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def shipped() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
@@ -134,7 +134,7 @@ def test_shipped_bank_round_trips_through_csv(tmp_path: Path, capsys: pytest.Cap
     assert code == 0 and f"Added {total} new: {questions} questions, {tasks} tasks." in stdout
     assert run(capsys, "export", "csv", "--bank", bank_file, "--out", second)[0] == 0
     assert first.read_bytes() == second.read_bytes()
-    shipped, back = load_bank(default_bank_path()), load_bank(bank_file)
+    shipped, back = shipped_bank(), load_bank(bank_file)
     for q in shipped.questions.values():
         r = back.questions[q.id]
         assert (r.text, r.answer, r.key_points, r.terms, r.number, r.kind, r.difficulty, r.topic) == (

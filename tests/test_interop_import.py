@@ -13,7 +13,7 @@ from bot.bank import Bank, Question, default_bank_path, load_bank
 from bot.cli import main
 from bot.interop.csv_io import detect_delimiter, parse_key_points
 from bot.interop.items import PLACEHOLDER_PREFIX
-from tests.conftest import ROOT, SEEDS
+from tests.conftest import ROOT, SEEDS, shipped_bank
 
 FIX = ROOT / "tests" / "fixtures" / "interop"
 DL_SEED = "003_7a6bc594e0441dd9.txt"
@@ -71,7 +71,7 @@ def test_both_seed_pages_reproduce_the_shipped_seed_items(tmp_path: Path, capsys
     out = tmp_path / "seeds.yaml"
     code, stdout, _ = run(capsys, "import", copy_seeds(tmp_path), "--out", out, "--bank", "none")
     assert code == 0, stdout
-    imported, shipped = load_bank(out), load_bank(default_bank_path())
+    imported, shipped = load_bank(out), shipped_bank()
 
     assert seed_items(imported) == seed_items(shipped)
     assert len(seed_items(imported)) == 106
@@ -142,7 +142,7 @@ def test_stand_alone_import_copies_what_the_bank_already_answers(
     assert code == 0
     assert "stand-alone bank (merged with the bank" in stdout
     assert "Needs answer: none." in stdout
-    imported, shipped = load_bank(out), load_bank(default_bank_path())
+    imported, shipped = load_bank(out), shipped_bank()
     assert len(imported.questions) == 38
     for q in imported.questions.values():
         # same id, text, answer, key points, terms, topic; links kept among the imported items only
@@ -218,7 +218,7 @@ def test_vault_as_an_addition_merges_with_the_bank(tmp_path: Path, capsys: pytes
     assert "q463: already in the bank: same question number 463" in stdout
     assert "kv-cache: already in the bank as kv-cache; not linked there: q463" in stdout
     whole = load_bank(bank_dir)  # the folder, with the new file, is a valid bank
-    shipped = load_bank(default_bank_path())
+    shipped = shipped_bank()
     assert len(whole.questions) == len(shipped.questions) + 9
     new = _by_text(whole, "Что такое label smoothing")
     assert new.id == "general-11" and new.topic == "general"  # the heading "Общее" is the topic general
@@ -326,9 +326,7 @@ def test_csv_with_commas_merges_into_the_bank(tmp_path: Path, capsys: pytest.Cap
     code, stdout, _ = run(capsys, "import", FIX / "questions.csv", "--out", out, "--bank", bank_dir)
     assert code == 0
     q = _by_text(load_bank(bank_dir), "Как выбрать размер чанка")
-    assert (
-        q.topic == "rag" and re.fullmatch(r"rag-\d{2}", q.id) and q.id not in load_bank(default_bank_path()).questions
-    )
+    assert q.topic == "rag" and re.fullmatch(r"rag-\d{2}", q.id) and q.id not in shipped_bank().questions
     assert q.terms == ("rag",)
     assert [kp.match for kp in q.key_points] == [
         ("компромисс", "trade-off"),

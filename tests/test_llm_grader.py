@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from bot.bank import Bank, Question, default_bank_path, load_bank
+from bot.bank import Bank, Question
 from bot.config import load_settings
 from bot.db.engine import Database
 from bot.services.graders import build_grader
 from bot.services.grading import Outcome
 from bot.services.llm import BadReply, LLMGrader, parse_reply
+from tests.conftest import shipped_bank
 from tests.fake_openai import FakeOpenAI
 
 ANSWER = "Активации не храним, а пересчитываем в backward: экономим память ценой ещё одного forward."
@@ -25,7 +26,7 @@ ANSWER = "Активации не храним, а пересчитываем в
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 @pytest.fixture

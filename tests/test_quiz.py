@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank
 from bot.bank.model import Term
 from bot.core.quiz import (
     ELLIPSIS,
@@ -414,7 +414,7 @@ def test_polls_carry_no_markdown() -> None:
 
     from bot.core.quiz import quiz_for_term
 
-    bank = load_bank(default_bank_path())
+    bank = shipped_bank()
     marked = [t for t in bank.terms.values() if "`" in t.definition or "**" in t.definition]
     assert marked, "the shipped glossary has Markdown in some definitions"
     seen = 0

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank
 from bot.core.grading import grade, matcher_for
 from bot.core.matching import Hit
+from tests.conftest import shipped_bank
 
 MAX_SHARE = 0.10
 
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def test_every_question_has_a_rubric(bank: Bank) -> None:

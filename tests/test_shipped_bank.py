@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.bank import Bank, default_bank_path, load_bank
+from bot.bank import Bank, default_bank_path
 from bot.bank.markdown import to_html, visible_length
-from tests.conftest import SEEDS
+from tests.conftest import SEEDS, shipped_bank
 
 DL_SEED = "003_7a6bc594e0441dd9.txt"
 CP_SEED = "000_c12adfc75013baf0.txt"
@@ -65,7 +65,7 @@ CHECKPOINTS_LINKS = [
 
 @pytest.fixture(scope="module")
 def bank() -> Bank:
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def test_counts(bank: Bank) -> None:

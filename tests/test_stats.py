@@ -30,7 +30,7 @@ from bot.tg.handlers.progress import (
     stats_text,
     topic_specs,
 )
-from tests.conftest import shipped_counts
+from tests.conftest import shipped_bank, shipped_counts
 from tests.fakebot import parse_html
 
 MSK = ZoneInfo("Europe/Moscow")
@@ -176,9 +176,8 @@ def test_bar_width_and_percent_rounding() -> None:
 
 @pytest.fixture(scope="module")
 def bank():  # type: ignore[no-untyped-def]
-    from bot.bank.loader import default_bank_path, load_bank
 
-    return load_bank(default_bank_path())
+    return shipped_bank()
 
 
 def test_stats_text_is_valid_telegram_html_with_bars(bank) -> None:  # type: ignore[no-untyped-def]

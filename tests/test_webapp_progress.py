@@ -12,13 +12,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import text
 
-from bot.bank import default_bank_path, load_bank
 from bot.catalog import Catalog
 from bot.db import answers as answers_db
 from bot.db import cards as cards_db
 from bot.db import chats as chats_db
 from bot.db.engine import Database
 from bot.services import webapp
+from tests.conftest import shipped_bank
 
 UID = 5_001
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -26,7 +26,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.build(load_bank(default_bank_path()))
+    return Catalog.build(shipped_bank())
 
 
 async def add(db: Database, catalog: Catalog, rng: random.Random, n: int, *, graded: bool = True) -> list[int]:
