@@ -60,6 +60,7 @@ def read_apkg(path: Path, tmp: Path) -> tuple[dict[str, tuple[list[str], set[str
     return notes, decks, models
 
 
+@pytest.mark.slow  # imports into (or exports) a copy of the whole 443-item bank: ~10–20 s
 def test_anki_deck_has_one_note_per_question_with_stable_ids(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], shipped: Bank
 ) -> None:

@@ -204,6 +204,7 @@ def test_vault_notes_become_topics_questions_and_a_glossary_term(
     assert "Needs answer: 9 question(s)" in stdout
 
 
+@pytest.mark.slow  # imports into (or exports) a copy of the whole 443-item bank: ~10–20 s
 def test_vault_as_an_addition_merges_with_the_bank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bank_dir = tmp_path / "bank"
     shutil.copytree(default_bank_path(), bank_dir)
@@ -319,6 +320,7 @@ def test_csv_with_bom_and_semicolons(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "Needs answer: 1 question(s)" in stdout
 
 
+@pytest.mark.slow  # imports into (or exports) a copy of the whole 443-item bank: ~10–20 s
 def test_csv_with_commas_merges_into_the_bank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bank_dir = tmp_path / "bank"
     shutil.copytree(default_bank_path(), bank_dir)
