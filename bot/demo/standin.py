@@ -298,6 +298,10 @@ class FakeTelegram:
             ready.set()
             loop.run_forever()
             loop.run_until_complete(self._stop_server())
+            pending = asyncio.all_tasks(loop)  # a long poll still open when the grace ran out
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
         self._thread = threading.Thread(target=run, name="fake-telegram", daemon=True)
@@ -322,7 +326,8 @@ class FakeTelegram:
     async def _start_server(self) -> None:
         app = web.Application(client_max_size=60 * 1024 * 1024)
         self.add_routes(app)
-        self._runner = web.AppRunner(app, access_log=None)
+        # a stop need not wait for idle keep-alive connections (aiohttp's default grace: ~1 s per stop)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
