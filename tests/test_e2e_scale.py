@@ -234,6 +234,7 @@ def test_second_sqlite_instance_does_not_send(own_fake: FakeTelegram, tmp_path: 
         first.stop()
 
 
+@pytest.mark.slow  # admin commands over a large database: ~6 s
 def test_admin_commands(own_fake: FakeTelegram, tmp_path: Path) -> None:
     fake = own_fake
     bank = tmp_path / "bank"

@@ -76,6 +76,7 @@ def is_subsequence(small: list[str], big: list[str]) -> bool:
 # -- coverage of the bank --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a quiz for every one of the 214 terms: ~8 s
 def test_every_term_gets_a_definition_quiz_and_enough_get_reverse_ones() -> None:
     for term, kind, lang, seed, quiz in all_quizzes():
         if kind == "definition":

@@ -44,6 +44,7 @@ def test_reference_answers_grade_as_correct_and_make_no_listed_mistake(bank: Ban
     assert not problems, f"(question, missed, reversed, misconceptions, score): {problems}"
 
 
+@pytest.mark.slow  # every key point against every other card of the 443-item bank: ~9 s
 def test_key_points_are_specific_to_their_question(bank: Bank) -> None:
     matcher = matcher_for(bank.lexicon)
     questions = list(bank.questions.values())

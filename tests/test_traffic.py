@@ -54,6 +54,7 @@ def test_a_command_flood_in_a_group_does_not_stall_others(strict: FakeTelegram, 
     assert fake.rate_violations == []
 
 
+@pytest.mark.slow  # 150 members' answers through the fake: ~6 s
 def test_a_150_member_answer_burst_does_not_stall_others(strict: FakeTelegram, tmp_path: Path) -> None:
     fake = strict
     bot = InProcessBot(fake, tmp_path).start()
