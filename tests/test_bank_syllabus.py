@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bank import Bank, BankError, load_bank
+from bot.bank import Bank, load_bank
 from bot.cli import main
 from bot.core import interview as core_interview
 from bot.core.picking import not_after, pick
@@ -22,7 +22,7 @@ from bot.db.engine import Database
 from bot.services import asking, interviews
 from bot.tg.views import answer_views, question_view
 from tests.conftest import shipped_bank, shipped_catalog
-from tests.test_bank_loader import GLOSSARY, question
+from tests.test_bank_loader import GLOSSARY, make_bank, problems, question
 
 BANK: Bank = shipped_bank()
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -48,16 +48,7 @@ topics:
 
 
 def bank_dir(tmp_path: Path, questions: str, topics: str = AREAS) -> Path:
-    (tmp_path / "topics.yaml").write_text(topics, encoding="utf-8")
-    (tmp_path / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
-    (tmp_path / "questions.yaml").write_text("questions:\n" + questions, encoding="utf-8")
-    return tmp_path
-
-
-def problems(path: Path) -> list[str]:
-    with pytest.raises(BankError) as info:
-        load_bank(path)
-    return [f"{Path(p.file).name}:{p.line}: {p.message}" for p in info.value.problems]
+    return make_bank(tmp_path, questions, glossary=GLOSSARY, topics=topics)
 
 
 # -- the syllabus -------------------------------------------------------------------------------

@@ -246,21 +246,23 @@ class _Checker:
             return None
         return [str(v).strip() for v in value]
 
+    def _title(self, file: str, m: _Map, what: str, *, plain: bool) -> tuple[str | None, str | None]:
+        """``title: {ru, en}`` (``plain``: one text for both is accepted too); a missing one is reported."""
+        title = m.get("title")
+        if isinstance(title, _Map):
+            return self._str(file, title, "ru", f"{what} title"), self._str(file, title, "en", f"{what} title")
+        if plain and isinstance(title, str) and title.strip():
+            return title.strip(), title.strip()
+        self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
+        return None, None
+
     # -- records -----------------------------------------------------------------------------
     def topic(self, file: str, m: _Map) -> None:
         where = Location(file, m.line)
         tid = self._id(file, m, "topic")
         what = f"topic {tid!r}" if tid else "topic"
         self._unknown_fields(file, m, TOPIC_FIELDS, what)
-        title = m.get("title")
-        ru = en = None
-        if isinstance(title, _Map):
-            ru = self._str(file, title, "ru", f"{what} title")
-            en = self._str(file, title, "en", f"{what} title")
-        elif isinstance(title, str) and title.strip():
-            ru = en = title.strip()
-        else:
-            self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
+        ru, en = self._title(file, m, what, plain=True)
         order = self._int(file, m, "order", what, -(10**6), 10**6) if "order" in m else 0
         area = self._str(file, m, "area", what, required=False)
         if tid and area:
@@ -274,13 +276,7 @@ class _Checker:
         aid = self._id(file, m, "area")
         what = f"area {aid!r}" if aid else "area"
         self._unknown_fields(file, m, AREA_FIELDS, what)
-        title = m.get("title")
-        ru = en = None
-        if isinstance(title, _Map):
-            ru = self._str(file, title, "ru", f"{what} title")
-            en = self._str(file, title, "en", f"{what} title")
-        else:
-            self.problem(file, self._line(m, "title"), f"{what}: missing 'title' {{ru: ..., en: ...}}")
+        ru, en = self._title(file, m, what, plain=False)
         order = self._int(file, m, "order", what, -(10**6), 10**6) if "order" in m else 0
         target = self._int(file, m, "target", what, 0, 10**6) if "target" in m else 0
         if aid and ru and en and order is not None and target is not None:
