@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -83,11 +84,43 @@ def release_free_memory() -> None:
 
 
 class CatalogHolder:
-    """A mutable reference to the current :class:`Catalog` (reads are a single attribute load)."""
+    """A mutable reference to the current :class:`Catalog`. Built lazily from a bank
+    (:meth:`of_bank`): the indexes and the grader's dictionaries (~0.4 s) are built on first use or by
+    :meth:`prepare` once the bot is answering, so a ``/start`` waiting at start-up, which needs only the
+    bank, does not wait for them. Reads of a built catalog are an attribute load and a None check."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.current = catalog
+        self._catalog: Catalog | None = catalog
+        self._bank = catalog.bank
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_bank(cls, bank: Bank) -> CatalogHolder:
+        holder = cls.__new__(cls)
+        holder._catalog = None
+        holder._bank = bank
+        holder._lock = threading.Lock()
+        return holder
+
+    @property
+    def bank(self) -> Bank:
+        """The current bank, without building its indexes."""
+        return self._bank
+
+    @property
+    def current(self) -> Catalog:
+        catalog = self._catalog
+        return catalog if catalog is not None else self.prepare()
+
+    def prepare(self) -> Catalog:
+        """Build the indexes now if they are not built yet (safe from a worker thread: built once)."""
+        with self._lock:
+            if self._catalog is None:
+                self._catalog = Catalog.build(self._bank)
+            return self._catalog
 
     def replace(self, bank: Bank) -> Catalog:
-        self.current = Catalog.build(bank)
-        return self.current
+        catalog = Catalog.build(bank)
+        with self._lock:
+            self._catalog, self._bank = catalog, bank
+        return catalog
