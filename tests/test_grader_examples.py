@@ -143,6 +143,10 @@ def test_a_refutation_names_the_wrong_belief_without_being_charged_with_it(bank:
         "Checkpointing сохраняет веса модели на диск — это миф; активации пересчитывают в backward.",
         "If checkpointing offloaded the weights to disk, it would be a different technique: activations are "
         "recomputed in backward.",
+        "Многие объясняют это тем, что checkpointing сохраняет веса модели на диск, но на самом деле активации "
+        "пересчитывают в backward.",
+        "Часто checkpointing называют способом, который сохраняет веса модели на диск, но на самом деле активации "
+        "пересчитывают в backward.",
     ]
     for text in frames:
         assert 0 not in _grade(bank, "q463", text).misconceptions, text

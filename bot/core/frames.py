@@ -89,6 +89,11 @@ _BELIEF: Final = frozenset(
         "say",
         "says",
         "suppose",
+        # naming or explaining with «многие»/«часто»: «часто X называют …», «многие объясняют это тем, что …»
+        "называют",
+        "объясняют",
+        "call",
+        "explain",
     ]
 )
 # Words that say outright that a belief is wrong: a refutation opens at them.
