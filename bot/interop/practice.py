@@ -103,20 +103,6 @@ class Stats:
         )
 
 
-def find_topic(bank: Bank, query: str) -> Topic | None:
-    """A topic by id or title (exact, else the only one whose id or title starts with the query)."""
-    q = " ".join(query.casefold().split())
-    for t in bank.topics:
-        if q in (t.id, t.title_ru.casefold(), t.title_en.casefold()):
-            return t
-    starts = [
-        t
-        for t in bank.topics
-        if t.id.startswith(q) or t.title_ru.casefold().startswith(q) or t.title_en.casefold().startswith(q)
-    ]
-    return starts[0] if len(starts) == 1 else None
-
-
 class Session:
     """One practice run: reads answers from ``stdin``, prints to ``stdout``."""
 
