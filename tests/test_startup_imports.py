@@ -24,6 +24,7 @@ NOT_AT_START = (
     "bot.tg.web",
     "bot.tg.webapp",
     "bot.interop",
+    "bot.terminal",
     "bot.demo",
 )
 

@@ -1,4 +1,4 @@
-"""``interview-bot practice``: the practice loop in a terminal (:mod:`bot.interop.practice`)."""
+"""``interview-bot practice``: the practice loop in a terminal (:mod:`bot.terminal`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bot.config import load_settings
 
 
 def cmd_practice(args: argparse.Namespace) -> int:
-    from bot.interop.practice import run_practice
+    from bot.terminal import PracticeOptions, run_practice
 
     settings = load_settings()
     bank = load_bank_reported(Path(args.bank) if args.bank else settings.bank_path or default_bank_path())
@@ -30,9 +30,8 @@ def cmd_practice(args: argparse.Namespace) -> int:
     from bot.services.graders import build_grader
 
     grader = build_grader(settings, bank.lexicon)
-    run_practice(
-        bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader, lang=args.lang
-    )
+    options = PracticeOptions(topic=topic, n=args.n, include_tasks=args.tasks, lang=args.lang)
+    run_practice(bank, settings.database_url, options, grader=grader)
     return 0
 
 
