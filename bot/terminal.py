@@ -18,7 +18,7 @@ from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import inline_plain, to_plain
 from bot.core.grading import Grade
 from bot.core.picking import candidates_for
-from bot.db import chats
+from bot.db import chat_store
 from bot.db.engine import Database, describe_url
 from bot.db.models import Ask, AskSource
 from bot.i18n import counted
@@ -174,10 +174,10 @@ class PracticeSession:
     async def _setup(self) -> None:
         await self.db.migrate()
         async with self.db.write() as session:
-            await chats.upsert_user(session, chats.UserInfo(TERMINAL_USER, "terminal"))
-            await chats.upsert_chat(session, chats.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
+            await chat_store.upsert_user(session, chat_store.UserInfo(TERMINAL_USER, "terminal"))
+            await chat_store.upsert_chat(session, chat_store.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
             # the terminal is not a person in any group's leaderboard
-            await chats.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
+            await chat_store.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
         return await asking.pick_and_record(

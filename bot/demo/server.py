@@ -505,7 +505,7 @@ async def serve_demo(
 ) -> None:
     """Serve the stand-in, the Mini App and the web chat on ``sock`` and run the bot until ``stop``."""
     from bot.tg.app import build_application, serve
-    from bot.tg.webapp import MiniApp
+    from bot.tg.miniapp_routes import MiniApp
 
     token = settings.require_token()
     port = int(sock.getsockname()[1])
