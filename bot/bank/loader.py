@@ -33,6 +33,7 @@ from bot.bank.model import (
     Location,
     Misconception,
     Question,
+    QuestionExtras,
     Term,
     Topic,
     short_handle,
@@ -81,6 +82,32 @@ TOPIC_FIELDS: Final = frozenset({"id", "title", "order", "area"})
 AREA_FIELDS: Final = frozenset({"id", "title", "order", "target"})
 TERM_FIELDS: Final = frozenset({"id", "term", "aliases", "definition", "questions"})
 TOP_LEVEL: Final = frozenset({"areas", "topics", "questions", "glossary", "synonyms", "antonyms"})
+
+
+@dataclass(frozen=True, slots=True)
+class _ListSpec:
+    """A list of mappings in a question (key points, misconceptions, follow-ups): its key, what one
+    item is called, how many it takes, the shape an item must have, the problem when it is missing."""
+
+    key: str
+    noun: str
+    bounds: tuple[int, int]
+    shape: str
+    missing: str
+
+
+KEY_POINTS_LIST: Final = _ListSpec(
+    "key_points", "key point", (MIN_KEY_POINTS, MAX_KEY_POINTS), "{text: ..., match: [...]}",
+    "missing 'key_points' (a list of 3 to 6)",
+)  # fmt: skip
+MISCONCEPTIONS_LIST: Final = _ListSpec(
+    "misconceptions", "misconception", (MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS),
+    "{claim: ..., correction: ..., match: [...]}", "'misconceptions' must be a list of {claim, correction, match}",
+)  # fmt: skip
+FOLLOW_UPS_LIST: Final = _ListSpec(
+    "follow_ups", "follow-up", (MIN_FOLLOW_UPS, MAX_FOLLOW_UPS), "{question: ..., answer: ...}",
+    "'follow_ups' must be a list of {question, answer}",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,9 +330,37 @@ class _Checker:
         terms = self._str_list(file, m, "terms", what)
         if terms is not None and not terms:
             self.problem(file, self._line(m, "terms"), f"{what}: needs at least one glossary term")
+        source = self._source(file, m, what)
+        details = self._str(file, m, "details", what, required=False)
+        context = self._str(file, m, "context", what, required=False)
+        links = self._links(file, m, what, qid)
+        follow_ups = self._follow_ups(file, m, what)
+        key_points = self._key_points(file, m, what)
+        misconceptions = self._misconceptions(file, m, what)
+        parts = (topic, text, answer, difficulty, terms, key_points, misconceptions, follow_ups, source, links)
+        if text and answer:
+            self._check_length(file, m, what, text, answer, details)
+        if not ok or None in parts:
+            return
+        src_file, src_section, original = cast(tuple[str | None, str | None, bool], source)
+        extras = QuestionExtras(
+            terms=tuple(sys.intern(t) for t in cast(list[str], terms)), difficulty=cast(int, difficulty),
+            number=number, source_file=src_file, source_section=src_section, where=where,
+            misconceptions=tuple(cast(list[Misconception], misconceptions)), details=details,
+            follow_ups=tuple(cast(list[FollowUp], follow_ups)), context=context, original=original,
+            same_as=cast(dict[str, tuple[str, ...]], links).get("same_as", ()),
+            overlaps=cast(dict[str, tuple[str, ...]], links).get("overlaps", ()),
+        )  # fmt: skip
+        question = Question.create(
+            cast(str, qid), cast(Kind, kind), cast(str, topic), cast(str, text), cast(str, answer),
+            tuple(cast(list[KeyPoint], key_points)), extras,
+        )  # fmt: skip
+        self.questions.append((question, where))
+
+    def _source(self, file: str, m: _Map, what: str) -> tuple[str | None, str | None, bool] | None:
+        """``source: {file, section}`` or ``{kind: original}``: (file, section, original); None when
+        its kind is unknown."""
         source = m.get("source")
-        src_file = src_section = None
-        original = False
         if isinstance(source, _Map):
             self._unknown_fields(file, source, frozenset({"file", "section", "kind"}), f"{what} source")
             src_file = self._str(file, source, "file", f"{what} source", required=False)
@@ -313,14 +368,18 @@ class _Checker:
             kind_of_source = source.get("kind", "seed")
             if kind_of_source not in SOURCE_KINDS:
                 self.problem(file, self._line(source, "kind"), f"{what}: source kind must be 'seed' or 'original'")
-                ok = False
-            original = kind_of_source == "original"
-        elif source is not None:
+                return None
+            return src_file, src_section, kind_of_source == "original"
+        if source is not None:
             where_line = self._line(m, "source")
             self.problem(file, where_line, f"{what}: source must be {{file, section}} or {{kind: original}}")
-        details = self._str(file, m, "details", what, required=False)
-        context = self._str(file, m, "context", what, required=False)
+        return None, None, False
+
+    def _links(self, file: str, m: _Map, what: str, qid: str | None) -> dict[str, tuple[str, ...]] | None:
+        """``same_as`` and ``overlaps`` (ids, lowercased, each once), their lines noted for the cross
+        checks; None when one is not a list of ids."""
         links: dict[str, tuple[str, ...]] = {}
+        ok = True
         for key in LINK_FIELDS:
             found = self._str_list(file, m, key, what)
             if found is None:
@@ -329,70 +388,34 @@ class _Checker:
             links[key] = tuple(dict.fromkeys(x.lower() for x in found))
             if qid and key in m:
                 self.link_lines[(qid, key)] = self._line(m, key)
-        follow_ups = self._follow_ups(file, m, what)
-        ok = ok and follow_ups is not None
-        key_points = self._key_points(file, m, what)
-        misconceptions = self._misconceptions(file, m, what)
-        ok = ok and None not in (topic, text, answer, difficulty, terms, key_points, misconceptions)
-        if text and answer:
-            self._check_length(file, m, what, text, answer, details)
-        if ok:
-            self.questions.append(
-                (
-                    Question.create(
-                        id=cast(str, qid),
-                        kind=cast(Kind, kind),
-                        topic=cast(str, topic),
-                        text=cast(str, text),
-                        answer=cast(str, answer),
-                        key_points=tuple(cast(list[KeyPoint], key_points)),
-                        terms=tuple(sys.intern(t) for t in cast(list[str], terms)),
-                        difficulty=cast(int, difficulty),
-                        number=number,
-                        source_file=src_file,
-                        source_section=src_section,
-                        where=where,
-                        misconceptions=tuple(cast(list[Misconception], misconceptions)),
-                        details=details,
-                        follow_ups=tuple(cast(list[FollowUp], follow_ups)),
-                        context=context,
-                        original=original,
-                        same_as=links.get("same_as", ()),
-                        overlaps=links.get("overlaps", ()),
-                    ),
-                    where,
-                )
-            )
+        return links if ok else None
 
     def _entries(
-        self, file: str, m: _Map, key: str, what: str, noun: str, bounds: tuple[int, int], shape: str, missing: str
+        self, file: str, m: _Map, what: str, spec: _ListSpec
     ) -> tuple[int, list[tuple[str, _Map]], bool] | None:
-        """The list under ``key`` (key points, misconceptions): its line, each mapping with its label
-        (``<what> <noun> <n>``), and whether every item was a mapping; None when it is not a list."""
-        raw = m.get(key)
-        line = self._line(m, key)
+        """The list under ``spec.key`` (key points, misconceptions): its line, each mapping with its
+        label (``<what> <noun> <n>``), and whether every item was a mapping; None when it is not a list."""
+        raw = m.get(spec.key)
+        line = self._line(m, spec.key)
         if not isinstance(raw, list):
-            self.problem(file, line, f"{what}: {missing}")
+            self.problem(file, line, f"{what}: {spec.missing}")
             return None
-        lo, hi = bounds
+        lo, hi = spec.bounds
         if not lo <= len(raw) <= hi:
-            self.problem(file, line, f"{what}: has {len(raw)} {noun}s, needs {lo} to {hi}")
+            self.problem(file, line, f"{what}: has {len(raw)} {spec.noun}s, needs {lo} to {hi}")
         entries: list[tuple[str, _Map]] = []
         all_maps = True
         for i, item in enumerate(raw, 1):
-            label = f"{what} {noun} {i}"
+            label = f"{what} {spec.noun} {i}"
             if isinstance(item, _Map):
                 entries.append((label, item))
             else:
-                self.problem(file, line, f"{label}: must be {shape}")
+                self.problem(file, line, f"{label}: must be {spec.shape}")
                 all_maps = False
         return line, entries, all_maps
 
     def _key_points(self, file: str, m: _Map, what: str) -> list[KeyPoint] | None:
-        found = self._entries(
-            file, m, "key_points", what, "key point", (MIN_KEY_POINTS, MAX_KEY_POINTS),
-            "{text: ..., match: [...]}", "missing 'key_points' (a list of 3 to 6)",
-        )  # fmt: skip
+        found = self._entries(file, m, what, KEY_POINTS_LIST)
         if found is None:
             return None
         line, entries, good = found
@@ -422,11 +445,7 @@ class _Checker:
     def _misconceptions(self, file: str, m: _Map, what: str) -> list[Misconception] | None:
         if m.get("misconceptions") is None:
             return []
-        found = self._entries(
-            file, m, "misconceptions", what, "misconception", (MIN_MISCONCEPTIONS, MAX_MISCONCEPTIONS),
-            "{claim: ..., correction: ..., match: [...]}",
-            "'misconceptions' must be a list of {claim, correction, match}",
-        )  # fmt: skip
+        found = self._entries(file, m, what, MISCONCEPTIONS_LIST)
         if found is None:
             return None
         _, entries, good = found
@@ -475,10 +494,7 @@ class _Checker:
         """``follow_ups:``: 2 or 3 {question, answer}, each answer at most 400 characters."""
         if m.get("follow_ups") is None:
             return []
-        found = self._entries(
-            file, m, "follow_ups", what, "follow-up", (MIN_FOLLOW_UPS, MAX_FOLLOW_UPS),
-            "{question: ..., answer: ...}", "'follow_ups' must be a list of {question, answer}",
-        )  # fmt: skip
+        found = self._entries(file, m, what, FOLLOW_UPS_LIST)
         if found is None:
             return None
         _, entries, good = found
@@ -578,6 +594,18 @@ class _Checker:
 
     # -- cross checks ------------------------------------------------------------------------
     def link(self) -> Bank | None:
+        """The bank, once every record and the links between them are checked; None on problems."""
+        topics = self._link_topics()
+        areas = self._link_areas(topics)
+        questions = self._link_question_records(topics)
+        self._link_questions(questions)
+        terms = self._link_terms(questions)
+        if self.problems:
+            return None
+        lexicon = Lexicon(tuple(self.synonyms), tuple(self.antonyms))
+        return Bank(list(topics.values()), list(questions.values()), terms, lexicon=lexicon, areas=areas)
+
+    def _link_topics(self) -> dict[str, Topic]:
         topics: dict[str, Topic] = {}
         for topic, where in self.topics:
             if topic.id in topics:
@@ -585,8 +613,10 @@ class _Checker:
             topics[topic.id] = topic
         if not self.topics and not self.problems:
             self.problem("(bank)", 0, "no topics defined (add a 'topics:' list)")
-        areas = self._link_areas(topics)
+        return topics
 
+    def _link_question_records(self, topics: dict[str, Topic]) -> dict[str, Question]:
+        """The questions by id: ids and numbers unique, topics and glossary links known."""
         questions: dict[str, Question] = {}
         numbers: dict[tuple[str, int], str] = {}
         term_ids = {t.id for t, _, _, _ in self.terms}
@@ -616,9 +646,11 @@ class _Checker:
                         where.line,
                         f"question {q.id!r}: dangling glossary link {tid!r} (no such term)",
                     )
+        return questions
 
-        self._link_questions(questions)
-
+    def _link_terms(self, questions: dict[str, Question]) -> list[Term]:
+        """The terms: ids and names unique, question links known; each term's questions are its own
+        links and the questions that link to it, in bank order."""
         terms: list[Term] = []
         seen_terms: set[str] = set()
         names: dict[str, str] = {}
@@ -650,20 +682,9 @@ class _Checker:
                     )
             union = [q for q in dict.fromkeys([*term.questions, *linked.get(term.id, [])]) if q in order]
             terms.append(
-                Term(
-                    term.id,
-                    term.term_en,
-                    term.term_ru,
-                    term.aliases,
-                    term.definition,
-                    tuple(union),
-                    term.where,
-                )
+                Term(term.id, term.term_en, term.term_ru, term.aliases, term.definition, tuple(union), term.where)
             )
-        if self.problems:
-            return None
-        lexicon = Lexicon(tuple(self.synonyms), tuple(self.antonyms))
-        return Bank(list(topics.values()), list(questions.values()), terms, lexicon=lexicon, areas=areas)
+        return terms
 
     def _link_areas(self, topics: dict[str, Topic]) -> list[Area]:
         """Areas are unique and each topic's ``area`` names one. A topic without an area loads (an
