@@ -3,8 +3,9 @@
 Nothing in this package imports ``telegram``.
 """
 
-from bot.bank.loader import BankError, Problem, default_bank_path, load_bank
+from bot.bank.loader import default_bank_path, load_bank
 from bot.bank.model import Bank, FollowUp, KeyPoint, Lexicon, Misconception, Question, QuestionExtras, Term, Topic
+from bot.bank.problems import BankError, Problem
 
 __all__ = [
     "Bank",

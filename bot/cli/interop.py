@@ -37,7 +37,8 @@ def _selected(bank: Bank, topics: Sequence[str] | None) -> list[Question] | str:
 def cmd_import(args: argparse.Namespace) -> int:
     from bot.interop.csv_io import CsvError, read_csv
     from bot.interop.import_report import format_report, format_result
-    from bot.interop.importer import Importer, ImportFailed, plan_target, write_validated
+    from bot.interop.import_target import ImportFailed, plan_target, write_validated
+    from bot.interop.importer import Importer
     from bot.interop.markdown_import import read_notes
 
     source = Path(args.path)
