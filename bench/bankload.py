@@ -22,14 +22,14 @@ from bench.common import banner, fmt, median, rmtree, table, tempdir
 
 
 def _parse_only(paths: list[Path]) -> tuple[float, float]:
-    from bot.bank import loader
+    from bot.bank import yaml_lines
 
     read = parse = 0.0
     for p in paths:
         t0 = time.process_time()
         text = p.read_text(encoding="utf-8")
         t1 = time.process_time()
-        ld = loader._LineLoader(text)
+        ld = yaml_lines.LineLoader(text)
         ld.duplicate_keys = []
         try:
             ld.get_single_data()

@@ -423,7 +423,7 @@ async def db_unit_costs(url_path: Path, rounds: int = 7, per_round: int = 40) ->
     each figure is the median of the round medians, so that the machine's noise hits them alike."""
     from sqlalchemy import literal, select
 
-    from bot.db import chats as chat_store
+    from bot.db import chat_store
     from bot.db.engine import Database
     from bot.db.models import Chat, User
 

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from bot.bank import Bank, default_bank_path, load_bank
-from bot.bank.model import KeyPoint, Question, Term, Topic
+from bot.bank.model import KeyPoint, Question, QuestionExtras, Term, Topic
 
 _WORD = re.compile(r"[A-Za-zА-Яа-яЁё][A-Za-zА-Яа-яЁё\-]{2,}")
 
@@ -135,9 +135,7 @@ def memory_bank(
                 " ".join(text_words).capitalize() + "?",
                 answer,
                 tuple(points),
-                terms,
-                rng.randint(1, 3),
-                number=i + 1,
+                QuestionExtras(terms=terms, difficulty=rng.randint(1, 3), number=i + 1),
             )
         )
         for tid in terms:

@@ -208,7 +208,7 @@ def test_an_import_cycle_is_reported() -> None:
         ("bot.push.planner", "from sqlalchemy.dialects.sqlite import insert\n", "sqlalchemy.dialects.sqlite"),
         ("bot.tg.inbox", "from sqlalchemy.ext.asyncio import AsyncSession\n", "sqlalchemy.ext.asyncio"),
         ("bot.tg.handlers.admin", "def f():\n    import sqlalchemy as sa\n", "sqlalchemy"),
-        ("bot.interop.practice", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sqlalchemy.orm\n",
+        ("bot.terminal", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sqlalchemy.orm\n",
          "sqlalchemy.orm"),
     ],
 )  # fmt: skip

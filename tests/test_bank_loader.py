@@ -286,7 +286,7 @@ def test_a_large_file_parsed_an_entry_at_a_time_reads_and_reports_the_same(
     same report, and another layout takes the whole parse."""
     import shutil
 
-    from bot.bank import loader
+    from bot.bank import loader, yaml_lines
 
     def lines(data: object) -> object:  # the data with every line number the loader keeps
         if isinstance(data, dict):
@@ -297,11 +297,11 @@ def test_a_large_file_parsed_an_entry_at_a_time_reads_and_reports_the_same(
 
     for path in sorted(default_bank_path().rglob("*.yaml")):
         text = path.read_text(encoding="utf-8")
-        whole = loader._parse(text, 0, [])
-        chunked = loader._parse_in_chunks(text, [])
+        whole = yaml_lines.parse_yaml(text, 0, [])
+        chunked = yaml_lines.parse_in_chunks(text, [])
         assert chunked is not None, path
         assert lines(chunked) == lines(whole), path
-    assert loader._parse_in_chunks("questions: []\n", []) is None  # a flow list: the whole parse
+    assert yaml_lines.parse_in_chunks("questions: []\n", []) is None  # a flow list: the whole parse
     bank = tmp_path / "bank"
     shutil.copytree(default_bank_path(), bank)
     lora = bank / "questions" / "lora.yaml"

@@ -16,7 +16,7 @@ from bot.cli import main
 from bot.core import interview as core_interview
 from bot.core.picking import not_after, pick
 from bot.core.similarity import THRESHOLD, near_duplicates, unlinked
-from bot.db import chats as chat_store
+from bot.db import chat_store
 from bot.db import interviews as interview_store
 from bot.db.engine import Database
 from bot.services import asking, interviews

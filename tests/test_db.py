@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.db import answers, asks, chats, models, usage
+from bot.db import answers, asks, models, usage
+from bot.db import chat_store as chats
 from bot.db.engine import Database
 from bot.db.models import Answer, ChatSeen
 

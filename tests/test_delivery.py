@@ -11,7 +11,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from bot.bank import Bank, Question
 from bot.core.quiz import Quiz
-from bot.db import chats as chat_store
+from bot.db import chat_store
 from bot.db.engine import Database
 from bot.push.broadcast import BroadcastReport, audience, broadcast
 from bot.push.outcome import Outcome, Status

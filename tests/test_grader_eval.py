@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from bot.bank import Bank
+from bot.cli.grading import report
 from bot.core import evaluation
 from bot.core.grading import grade
-from bot.gradecli import report
 from tests.conftest import shipped_bank
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grader_set.yaml"

@@ -22,7 +22,7 @@ import pytest
 from bot.bank import load_bank
 from bot.bank.markdown import to_plain
 from bot.cli import main
-from bot.interop.practice import run_practice
+from bot.terminal import PracticeOptions, run_practice
 from tests.conftest import ROOT
 
 BANK = ROOT / "tests" / "fixtures" / "interop" / "practice_bank.yaml"
@@ -47,7 +47,7 @@ def test_stdin_script_feedback_reference_and_storage(tmp_path: Path) -> None:
     script = io.StringIO(f"{ANSWER}\n\n\n:answer\n\n")  # answer, Enter: next; :answer, Enter: done
     out = io.StringIO()
     stats = run_practice(
-        bank, f"sqlite:///{db}", topic=None, n=2, stdin=script, stdout=out, rng=random.Random(3), lang="ru"
+        bank, f"sqlite:///{db}", PracticeOptions(n=2, lang="ru"), stdin=script, stdout=out, rng=random.Random(3)
     )
     text = out.getvalue()
 
@@ -98,7 +98,8 @@ def test_no_repeats_across_sessions_until_the_topic_is_exhausted(tmp_path: Path)
     seen = []
     for _ in range(2):
         out = io.StringIO()
-        run_practice(bank, url, topic=bank.topic("ml"), n=1, stdin=io.StringIO(":skip\n"), stdout=out, lang="ru")
+        options = PracticeOptions(topic=bank.topic("ml"), n=1, lang="ru")
+        run_practice(bank, url, options, stdin=io.StringIO(":skip\n"), stdout=out)
         by_text = {q.text: q.id for q in bank.questions.values()}
         seen += [by_text[line] for line in re.findall(r"Вопрос 1/1 · Основы ML · ml-\d\n(.+)\n", out.getvalue())]
         assert "Пропущено." in out.getvalue()
@@ -108,7 +109,7 @@ def test_no_repeats_across_sessions_until_the_topic_is_exhausted(tmp_path: Path)
 def test_eof_right_away_quits_with_a_summary(tmp_path: Path) -> None:
     out = io.StringIO()
     stats = run_practice(
-        load_bank(BANK), f"sqlite:///{tmp_path / 'p.db'}", topic=None, n=5, stdin=io.StringIO(""), stdout=out
+        load_bank(BANK), f"sqlite:///{tmp_path / 'p.db'}", PracticeOptions(n=5), stdin=io.StringIO(""), stdout=out
     )
     assert "Practice: 2 questions, all topics." in out.getvalue()  # the CLI speaks English by default
     assert out.getvalue().rstrip().splitlines()[-1].startswith("Done: 1 asked, 0 answered, 0 skipped.")

@@ -21,7 +21,6 @@ from bot.core.quiz import (
     QuizKind,
     fit,
     make_quiz,
-    mask_names,
     nearest_topics,
     option_label,
     quiz_for_term,
@@ -30,7 +29,8 @@ from bot.core.quiz import (
     tg_len,
     topic_terms,
 )
-from bot.db import answers, chats, polls
+from bot.db import answers, polls
+from bot.db import chat_store as chats
 from bot.db.engine import Database
 from bot.tg.handlers.quiz import format_points, week_start
 from tests.conftest import shipped_bank
@@ -265,6 +265,13 @@ def test_a_tiny_glossary_cannot_make_a_quiz() -> None:
 
 
 # -- text helpers --------------------------------------------------------------------------------
+
+
+def mask_names(text: str, names: tuple[str, ...]) -> str:
+    """``text`` with the names masked as a quiz's definition has them (nothing cut)."""
+    from bot.core.quiz import _shorten
+
+    return _shorten(text, 10_000, names)[0]
 
 
 def test_masking_catches_inflections_hyphens_and_pairs() -> None:

@@ -13,7 +13,7 @@ import pytest
 import bot.services
 from bot.bank import Question
 from bot.db import answers as answer_store
-from bot.db import chats as chat_store
+from bot.db import chat_store
 from bot.db.engine import Database
 from bot.services import answers, asking, chats, daily, interviews, quizzes, revealing, user_data
 from bot.services.grading import KeywordGrader

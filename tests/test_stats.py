@@ -277,7 +277,8 @@ def test_aggregate_timing_for_a_large_history() -> None:
 
 
 async def _seed(db_url: str):  # type: ignore[no-untyped-def]
-    from bot.db import answers, asks, chats
+    from bot.db import answers, asks
+    from bot.db import chat_store as chats
     from bot.db.engine import Database
     from bot.db.models import Card, Delivery, Interview, InterviewItem, Poll, PollAnswer
 

@@ -320,7 +320,7 @@ def test_dev_init_answers_only_this_machine(peer: str, served: bool) -> None:
     from aiohttp import web
     from aiohttp.test_utils import make_mocked_request
 
-    from bot.tg.webapp import MiniApp, is_loopback
+    from bot.tg.miniapp_routes import MiniApp, is_loopback
 
     assert is_loopback(peer) is served
     transport = mock.Mock()
@@ -350,8 +350,8 @@ def test_dev_init_answers_only_this_machine(peer: str, served: bool) -> None:
 def test_a_member_who_left_loses_the_board_within_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
     from unittest import mock
 
-    from bot.tg import webapp as webapp_module
-    from bot.tg.webapp import MiniApp
+    from bot.tg import miniapp_routes as webapp_module
+    from bot.tg.miniapp_routes import MiniApp
 
     status = {"now": "member"}
     app = mock.Mock()

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from bot.catalog import Catalog
 from bot.db import answers as answers_db
 from bot.db import cards as cards_db
-from bot.db import chats as chats_db
+from bot.db import chat_store as chats_db
 from bot.db.engine import Database
 from bot.services import webapp
 from tests.conftest import shipped_bank

@@ -3,8 +3,9 @@
 Nothing in this package imports ``telegram``.
 """
 
-from bot.bank.loader import BankError, Problem, default_bank_path, load_bank
-from bot.bank.model import Bank, FollowUp, KeyPoint, Lexicon, Misconception, Question, Term, Topic
+from bot.bank.loader import default_bank_path, load_bank
+from bot.bank.model import Bank, FollowUp, KeyPoint, Lexicon, Misconception, Question, QuestionExtras, Term, Topic
+from bot.bank.problems import BankError, Problem
 
 __all__ = [
     "Bank",
@@ -15,6 +16,7 @@ __all__ = [
     "Misconception",
     "Problem",
     "Question",
+    "QuestionExtras",
     "Term",
     "Topic",
     "default_bank_path",

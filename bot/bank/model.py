@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Final, Literal
 
 Kind = Literal["question", "task"]
 Weight = Literal["core", "bonus"]
@@ -106,6 +106,31 @@ class FollowUp:
 
 
 @dataclass(frozen=True, slots=True)
+class QuestionExtras:
+    """What a :class:`Question` holds besides its id, kind, topic, text, answer and key points, as
+    :meth:`Question.create` takes it: glossary links, difficulty (the bank format's default, 2), its
+    number, source, where it was read, the rubric's misconceptions, details, follow-ups, context, and
+    the links to items asking the same (``same_as``) or an overlapping question (``overlaps``)."""
+
+    terms: tuple[str, ...] = ()
+    difficulty: int = 2
+    number: int | None = None
+    source_file: str | None = None
+    source_section: str | None = None
+    where: Location | None = None
+    misconceptions: tuple[Misconception, ...] = ()
+    details: str | None = None
+    follow_ups: tuple[FollowUp, ...] = ()
+    context: str | None = None
+    original: bool = False
+    same_as: tuple[str, ...] = ()
+    overlaps: tuple[str, ...] = ()
+
+
+NO_EXTRAS: Final = QuestionExtras()
+
+
+@dataclass(frozen=True, slots=True)
 class Question:
     """One bank item. The reference answer is kept zlib-compressed (``answer_z``; a large bank's
     answers are most of its memory) and decompressed on access (``answer``); build with
@@ -135,32 +160,16 @@ class Question:
 
     @classmethod
     def create(
-        cls,
-        id: str,
-        kind: Kind,
-        topic: str,
-        text: str,
-        answer: str,
-        key_points: tuple[KeyPoint, ...],
-        terms: tuple[str, ...],
-        difficulty: int,
-        number: int | None = None,
-        source_file: str | None = None,
-        source_section: str | None = None,
-        where: Location | None = None,
-        misconceptions: tuple[Misconception, ...] = (),
-        details: str | None = None,
-        follow_ups: tuple[FollowUp, ...] = (),
-        context: str | None = None,
-        original: bool = False,
-        same_as: tuple[str, ...] = (),
-        overlaps: tuple[str, ...] = (),
-    ) -> Question:
-        details_z = zlib.compress(details.encode("utf-8"), 6) if details else None
+        cls, id: str, kind: Kind, topic: str, text: str, answer: str, key_points: tuple[KeyPoint, ...],
+        extras: QuestionExtras = NO_EXTRAS,
+    ) -> Question:  # fmt: skip
+        """The item with its answer and details compressed; ``extras`` holds everything else."""
+        e = extras
+        details_z = zlib.compress(e.details.encode("utf-8"), 6) if e.details else None
         return cls(
-            id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, terms, difficulty,
-            number, source_file, source_section, where, misconceptions, details_z, follow_ups, context,
-            original, same_as, overlaps,
+            id, kind, topic, text, zlib.compress(answer.encode("utf-8"), 6), key_points, e.terms, e.difficulty,
+            e.number, e.source_file, e.source_section, e.where, e.misconceptions, details_z, e.follow_ups,
+            e.context, e.original, e.same_as, e.overlaps,
         )  # fmt: skip
 
     @property

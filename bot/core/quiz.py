@@ -138,7 +138,7 @@ def _mentions(text: str, names: tuple[str, ...]) -> bool:
 
 
 def _mask_spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:
-    """The spans :func:`mask_names` replaces: every name, grown to the whole hyphenated token
+    """The spans a quiz masks (:func:`_shorten`): every name, grown to the whole hyphenated token
     ("KV-кэш", "LoRA-адаптер"), with "___ (___)" and "___/___" merged into one."""
     merged: list[list[int]] = []
     for start, end in sorted(_spans(text, names)):
@@ -168,11 +168,6 @@ def _apply(text: str, spans: Sequence[tuple[int, int]], mask: str = MASK) -> str
         pos = end
     out.append(text[pos:])
     return "".join(out)
-
-
-def mask_names(text: str, names: Iterable[str], mask: str = MASK) -> str:
-    """``text`` with every occurrence of ``names`` replaced by ``mask``."""
-    return _apply(text, _mask_spans(text, names), mask)
 
 
 def sentences(text: str) -> list[str]:

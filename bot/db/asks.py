@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, insert, select, update
 
-from bot.db import chats
+from bot.db import chat_store as chats
 from bot.db.models import Ask, Reveal, utcnow
 from bot.db.session import Session
 from bot.db.sql import Prepared, binds, columns, core, detached

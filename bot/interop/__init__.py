@@ -1,1 +1,1 @@
-"""Carrying the bank in and out: Markdown vault / CSV import, Anki / CSV export, terminal practice."""
+"""Carrying the bank in and out: Markdown vault / CSV import, Anki / CSV export."""

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from bot.bank import Bank
 from bot.interop.drafts import QDraft
-from bot.interop.importer import LIST_LIMIT, Importer
+from bot.interop.importer import Importer
 from bot.interop.items import Parsed
+
+LIST_LIMIT: Final = 20  # lines per report section unless --verbose
+
 
 # Report --------------------------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ hand-written answer is never replaced, a placeholder answer is.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections import Counter
@@ -24,23 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import yaml
-
-from bot.bank import Bank, BankError, Question, Term, Topic, load_bank
-from bot.bank.loader import ID_RE, MESSAGE_CHROME, bank_files
-from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
+from bot.bank import Question, Term, Topic
 from bot.bank.model import Location
-from bot.core.text import keys
-from bot.interop.drafts import QDraft, TDraft, TopicDraft, render_yaml
+from bot.bank.rules import ID_RE
+from bot.interop.drafts import QDraft, TDraft, TopicDraft, draft_of, render_yaml, term_draft_of
+from bot.interop.import_target import Target
 from bot.interop.items import (
     PLACEHOLDER_ANSWER,
     STUB_DEFINITION,
+    NameIndex,
     Parsed,
     RawItem,
     RawTerm,
     Skip,
     derive_key_points,
     fit_key_points,
+    fits_message,
     has_cyrillic,
     is_placeholder,
     norm_text,
@@ -50,11 +48,6 @@ from bot.interop.items import (
 PROGRESS_EVERY: Final = 500
 DEFAULT_TOPIC: Final = "Импорт"
 MAX_TERMS: Final = 4
-LIST_LIMIT: Final = 20  # lines per report section unless --verbose
-
-
-class ImportFailed(Exception):
-    """The import cannot go on; the message says why (printed as one line, exit code 1)."""
 
 
 @dataclass(slots=True)
@@ -69,100 +62,6 @@ class Report:
     answers_filled: int = 0
     guessed_terms: int = 0
     kept: int = 0  # items of the existing --out file this import did not mention
-
-
-@dataclass(slots=True)
-class Target:
-    """Where the import goes and what it merges with."""
-
-    out: Path
-    addition: bool  # an addition to a bank folder (else a stand-alone bank)
-    base: Bank | None  # the bank merged with (addition: the rest of the folder; else the reference)
-    base_root: Path | None
-    base_files: list[Path]
-    previous: Bank | None  # the existing --out file's content, if merging into it
-    previous_links: dict[str, list[str]]  # its glossary's explicit links
-    previous_topics: list[str]
-
-    def describe(self) -> str:
-        if self.addition:
-            return f"addition to the bank {self.base_root} (validated together with it)"
-        if self.base is not None:
-            return f"stand-alone bank (merged with the bank {self.base_root})"
-        return "stand-alone bank (no bank to merge with)"
-
-
-def _is_inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return folder.is_dir()
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-def _raw_yaml(path: Path) -> dict[str, object]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _ids(raw: dict[str, object], key: str) -> list[str]:
-    entries = raw.get(key)
-    if not isinstance(entries, list):
-        return []
-    return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
-
-
-def _load(root: Path, files: list[Path], what: str) -> Bank:
-    try:
-        return load_bank(root, files=files)
-    except BankError as exc:
-        raise ImportFailed(f"{what} is not a valid bank:\n{exc.report()}") from None
-
-
-def plan_target(out: Path, bank_path: Path | None, *, force: bool) -> Target:
-    """Decide the output kind and load what the import merges with (see the module docstring)."""
-    out_exists = out.exists()
-    if out_exists and not force:
-        raise ImportFailed(f"{out} already exists; add --force to merge into it and rewrite it")
-    if bank_path is not None and bank_path.is_file() and _same_file(bank_path, out):
-        bank_path = None  # merging into the output file itself
-    addition = bank_path is not None and _is_inside(out, bank_path)
-    base: Bank | None = None
-    base_files: list[Path] = []
-    previous: Bank | None = None
-    if bank_path is not None:
-        if not bank_path.exists():
-            raise ImportFailed(f"--bank {bank_path}: no such file or folder")
-        base_files = [p for p in bank_files(bank_path) if not _same_file(p, out)]
-        base = _load(bank_path, base_files, f"the bank {bank_path}") if base_files else None
-    raw: dict[str, object] = {}
-    if out_exists:
-        raw = _raw_yaml(out)
-        files = [*base_files, out] if addition else [out]
-        previous = _load(bank_path if addition and bank_path else out, files, f"the existing {out}")
-    links: dict[str, list[str]] = {}
-    entries = raw.get("glossary")
-    if isinstance(entries, list):
-        for e in entries:
-            if isinstance(e, dict) and "id" in e and isinstance(e.get("questions"), list):
-                links[str(e["id"])] = [str(q) for q in e["questions"]]
-    return Target(
-        out=out,
-        addition=addition,
-        base=base,
-        base_root=bank_path,
-        base_files=base_files,
-        previous=previous,
-        previous_links=links,
-        previous_topics=_ids(raw, "topics"),
-    )
 
 
 Ref = QDraft | Question
@@ -183,7 +82,7 @@ class Importer:
         self._next_number: dict[str, int] = {}  # per topic prefix: the next free "<prefix>-NN" (linear import)
         self.touched: set[str] = set()
         self._pending_terms: list[tuple[QDraft, RawItem]] = []
-        self._term_index: list[tuple[str, list[str]]] | None = None
+        self._term_index: NameIndex | None = None
         self._load_previous()  # the output file's items come first when matching
         if self.base is not None:
             for q in self.base.questions.values():
@@ -206,45 +105,13 @@ class Importer:
         for term in prev.terms.values():
             if in_out(term.where):
                 explicit = self.t.previous_links.get(term.id, [])
-                self.terms[term.id] = TDraft(
-                    term.id,
-                    term.term_en,
-                    term.term_ru,
-                    list(term.aliases),
-                    term.definition,
-                    list(explicit),
-                    "file",
-                )
+                self.terms[term.id] = term_draft_of(term, "file", list(explicit))
         for q in prev.questions.values():
             if in_out(q.where):
-                draft = self._draft_of(q, "file")
+                draft = draft_of(q, "file")
                 self.questions[q.id] = draft
                 self.taken.add(q.id)
                 self._index(draft)
-
-    @staticmethod
-    def _draft_of(q: Question, origin: str) -> QDraft:
-        return QDraft(
-            id=q.id,
-            kind=q.kind,
-            topic=q.topic,
-            text=q.text,
-            answer=q.answer,
-            key_points=list(q.key_points),
-            terms=list(q.terms),
-            difficulty=q.difficulty,
-            number=q.number,
-            source_file=q.source_file,
-            source_section=q.source_section,
-            origin=origin,
-            misconceptions=list(q.misconceptions),
-            details=q.details,
-            follow_ups=list(q.follow_ups),
-            context=q.context,
-            original=q.original,
-            same_as=q.same_as,
-            overlaps=q.overlaps,
-        )
 
     def _index(self, q: Ref) -> None:
         if q.number is not None:
@@ -333,7 +200,7 @@ class Importer:
         self.report.merged.append((item.where, draft.id, verb))
 
     def _copy_question(self, q: Question) -> QDraft:
-        draft = self._draft_of(q, "bank")
+        draft = draft_of(q, "bank")
         self._copy_topic(q.topic)
         for tid in q.terms:
             self._copy_term(tid)
@@ -355,16 +222,7 @@ class Importer:
         term = self.base.term(term_id) if self.base else None
         if term is None:
             return None
-        draft = TDraft(
-            term.id,
-            term.term_en,
-            term.term_ru,
-            list(term.aliases),
-            term.definition,
-            [],
-            "bank",
-            term.questions,
-        )
+        draft = term_draft_of(term, "bank", [], bank_links=term.questions)
         self.terms[term.id] = draft
         return draft
 
@@ -539,31 +397,15 @@ class Importer:
             self.report.terms_merged.append((raw.where, draft.id, f"{how}; {len(links)} links"))
 
     def _match_terms(self, text: str) -> list[str]:
-        """Terms whose name or alias occurs in the text: its words in a row, each equal to the text's
-        word or (five letters and more) a beginning of it; compared as keys (stems, transliteration),
-        so "чекпоинтов" finds "checkpoint" but "batching" does not find "батчнорм"."""
+        """Terms whose name or alias occurs in the text (:class:`~bot.interop.items.NameIndex`)."""
         if self._term_index is None:
-            index: list[tuple[str, list[str]]] = []
-            for term in self._all_terms():
-                if isinstance(term, TDraft) and term.stub:
-                    continue
-                for name in term.names:
-                    name_keys = keys(name, drop_stopwords=False)
-                    if name_keys:
-                        index.append((term.id, name_keys))
-            self._term_index = index
-        text_keys = keys(text, drop_stopwords=False)
-        firsts = {k[:5] for k in text_keys}
-        found: dict[str, None] = {}
-        for tid, name_keys in self._term_index:
-            if tid in found or name_keys[0][:5] not in firsts:
-                continue
-            n = len(name_keys)
-            for i in range(len(text_keys) - n + 1):
-                if all(_key_in(name_keys[j], text_keys[i + j]) for j in range(n)):
-                    found[tid] = None
-                    break
-        return list(found)
+            self._term_index = NameIndex(
+                (term.id, name)
+                for term in self._all_terms()
+                if not (isinstance(term, TDraft) and term.stub)
+                for name in term.names
+            )
+        return self._term_index.find(text)
 
     def _assign_terms(self, draft: QDraft, item: RawItem, *, exact: bool) -> None:
         terms = list(draft.terms)
@@ -649,33 +491,3 @@ class Importer:
             source,
             known,
         )
-
-
-def fits_message(text: str, answer: str) -> bool:
-    """The validator's length rule: question and answer fit one message with room for the chrome."""
-    size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
-    return size <= TELEGRAM_TEXT_LIMIT
-
-
-def _key_in(name_key: str, text_key: str) -> bool:
-    return text_key == name_key or (len(name_key) >= 5 and text_key.startswith(name_key))
-
-
-def write_validated(target: Target, text: str) -> Bank:
-    """Write ``text`` next to ``--out``, validate it (with the bank it extends), then move it in
-    place. Nothing is left behind when validation fails."""
-    out = target.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.importing")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        if target.addition and target.base_root is not None:
-            bank = load_bank(target.base_root, files=[*target.base_files, tmp])
-        else:
-            bank = load_bank(tmp, files=[tmp])
-    except BankError as exc:
-        tmp.unlink(missing_ok=True)
-        report = exc.report().replace(os.path.relpath(tmp), str(out)).replace(str(tmp), str(out))
-        raise ImportFailed(f"the result does not validate; {out} was not written:\n{report}") from None
-    os.replace(tmp, out)
-    return bank

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from bot.bank.markdown import TELEGRAM_TEXT_LIMIT, escape, to_html, visible_length
 from bot.bank.model import KeyPoint, Kind
-from bot.core.text import is_stopword, words
+from bot.bank.rules import MESSAGE_CHROME
+from bot.core.text import is_stopword, keys, words
 
 MIN_POINTS, MAX_POINTS = 3, 6
 # A new question's answer until someone writes one; the importer reports such questions as
@@ -271,3 +274,43 @@ def fit_key_points(points: list[KeyPoint], question: str, answer: str | None) ->
     extra = [kp for kp in derive_key_points(question, answer) if kp.text not in {p.text for p in points}]
     fitted = [*points, *extra][:MIN_POINTS] if points else extra
     return fitted, f"{len(points)} key point(s), added {len(fitted) - len(points)} derived"
+
+
+def fits_message(text: str, answer: str) -> bool:
+    """The validator's length rule: question and answer fit one message with room for the chrome."""
+    size = visible_length(f"<b>{escape(text)}</b>\n\n{to_html(answer)}") + MESSAGE_CHROME
+    return size <= TELEGRAM_TEXT_LIMIT
+
+
+class NameIndex:
+    """Names (of glossary terms) by their keys, to find the ones a text mentions: a name's words in
+    a row, each equal to the text's word or (five letters and more) a beginning of it; compared as
+    keys (stems, transliteration), so "чекпоинтов" finds "checkpoint" but "batching" does not find
+    "батчнорм"."""
+
+    def __init__(self, names: Iterable[tuple[str, str]]) -> None:
+        """``names``: (the term's id, one of its names), in the order the matches are listed."""
+        self.entries: list[tuple[str, list[str]]] = []
+        for tid, name in names:
+            name_keys = keys(name, drop_stopwords=False)
+            if name_keys:
+                self.entries.append((tid, name_keys))
+
+    def find(self, text: str) -> list[str]:
+        """The ids whose names occur in ``text``, each once."""
+        text_keys = keys(text, drop_stopwords=False)
+        firsts = {k[:5] for k in text_keys}
+        found: dict[str, None] = {}
+        for tid, name_keys in self.entries:
+            if tid in found or name_keys[0][:5] not in firsts:
+                continue
+            n = len(name_keys)
+            for i in range(len(text_keys) - n + 1):
+                if all(_key_in(name_keys[j], text_keys[i + j]) for j in range(n)):
+                    found[tid] = None
+                    break
+        return list(found)
+
+
+def _key_in(name_key: str, text_key: str) -> bool:
+    return text_key == name_key or (len(name_key) >= 5 and text_key.startswith(name_key))

@@ -227,79 +227,86 @@ class _NoteReader:
 
     # ------------------------------------------------------------------------------------------
     def read(self) -> None:
-        term: RawTerm | None = None
+        self.term: RawTerm | None = None
         if self.glossary:
             first = next((t.no for t in self.tokens if t.kind == "heading"), 1)
-            term = RawTerm(self.title, self.source, first, aliases=self._aliases())
-        section: str | None = None  # the current section heading
-        mode = ""  # glossary notes: definition | where | practice | other
-        definition: list[str] = []
-        current: _Open | None = None
-        numbered: dict[int, list[RawItem]] = {}  # items of numbered lists, per section
-        section_no = 0
-
-        def close() -> None:
-            nonlocal current
-            if current is not None:
-                answer = _render_answer(current.answer, current.indent)
-                if answer:
-                    current.item.answer = answer
-                current = None
-
+            self.term = RawTerm(self.title, self.source, first, aliases=self._aliases())
+        self.section: str | None = None  # the current section heading
+        self.mode = ""  # glossary notes: definition | where | practice | other
+        self.definition: list[str] = []
+        self.current: _Open | None = None
+        self.numbered: dict[int, list[RawItem]] = {}  # items of numbered lists, per section
+        self.section_no = 0
         for tok in self.tokens:
             if tok.kind == "heading":
-                close()
-                section_no += 1
-                heading = strip_links(tok.text)[0].strip()
-                key = _section_key(heading)
-                if not self.glossary:
-                    section = heading
-                elif tok.level > 1 or key in _GLOSSARY_SECTIONS:
-                    mode, section = _gloss_mode(key), heading
-                continue
-            if tok.kind == "blank":
-                if current is not None:
-                    current.pending_blank = True
-                continue
-            if tok.kind == "bullet" and (current is None or tok.indent <= current.indent):
-                close()
-                key = _section_key(tok.text)
-                if self.glossary and key in _GLOSSARY_SECTIONS:  # "- Практика" as a bullet
-                    section_no += 1
-                    mode, section = _gloss_mode(key), strip_links(tok.text)[0].strip().strip("*_:").strip()
-                    continue
-                if self.glossary and mode == "definition":
-                    definition.append(strip_links(tok.text)[0].strip())
-                    continue
-                item = self._item(tok, section, mode)
-                if item is None:
-                    continue
-                if self.glossary and mode not in ("where", "practice"):
-                    reason = f"glossary note section {section!r} lists no questions"
-                    self.parsed.skipped.append(Skip(item.where, item.text, reason))
-                    continue
-                current = _Open(item, tok.indent, [])
-                self._emit(item, term)
-                if tok.number is not None:
-                    numbered.setdefault(section_no, []).append(item)
-                continue
-            # deeper bullets, paragraphs, code: the open item's answer, or the term's definition
-            if current is not None:
-                if current.pending_blank and current.answer:
-                    current.answer.append(_Line(0, "blank", ""))
-                current.pending_blank = False
-                current.answer.append(tok)
-            elif self.glossary and mode == "definition" and tok.kind == "text":
-                definition.append(strip_links(tok.text)[0].strip())
-        close()
+                self._heading(tok)
+            elif tok.kind == "blank":
+                if self.current is not None:
+                    self.current.pending_blank = True
+            elif tok.kind == "bullet" and (self.current is None or tok.indent <= self.current.indent):
+                self._bullet(tok)
+            else:
+                self._inside(tok)
+        self._close()
         if not self.keep_list_numbers:  # "1. 2. 3." is list numbering, not question numbers
-            for items in numbered.values():
+            for items in self.numbered.values():
                 if [i.number for i in items] == list(range(1, len(items) + 1)):
                     for i in items:
                         i.number = None
-        if term is not None:
-            term.definition = " ".join(definition).strip() or None
-            self.parsed.terms.append(term)
+        if self.term is not None:
+            self.term.definition = " ".join(self.definition).strip() or None
+            self.parsed.terms.append(self.term)
+
+    def _close(self) -> None:
+        """The open item is done: its answer lines become its answer."""
+        if self.current is not None:
+            answer = _render_answer(self.current.answer, self.current.indent)
+            if answer:
+                self.current.item.answer = answer
+            self.current = None
+
+    def _heading(self, tok: _Line) -> None:
+        self._close()
+        self.section_no += 1
+        heading = strip_links(tok.text)[0].strip()
+        key = _section_key(heading)
+        if not self.glossary:
+            self.section = heading
+        elif tok.level > 1 or key in _GLOSSARY_SECTIONS:
+            self.mode, self.section = _gloss_mode(key), heading
+
+    def _bullet(self, tok: _Line) -> None:
+        """A bullet at the open item's level or above: a new item (or a glossary note's section)."""
+        self._close()
+        key = _section_key(tok.text)
+        if self.glossary and key in _GLOSSARY_SECTIONS:  # "- Практика" as a bullet
+            self.section_no += 1
+            self.mode, self.section = _gloss_mode(key), strip_links(tok.text)[0].strip().strip("*_:").strip()
+            return
+        if self.glossary and self.mode == "definition":
+            self.definition.append(strip_links(tok.text)[0].strip())
+            return
+        item = self._item(tok, self.section, self.mode)
+        if item is None:
+            return
+        if self.glossary and self.mode not in ("where", "practice"):
+            reason = f"glossary note section {self.section!r} lists no questions"
+            self.parsed.skipped.append(Skip(item.where, item.text, reason))
+            return
+        self.current = _Open(item, tok.indent, [])
+        self._emit(item, self.term)
+        if tok.number is not None:
+            self.numbered.setdefault(self.section_no, []).append(item)
+
+    def _inside(self, tok: _Line) -> None:
+        """Deeper bullets, paragraphs, code: the open item's answer, or the term's definition."""
+        if self.current is not None:
+            if self.current.pending_blank and self.current.answer:
+                self.current.answer.append(_Line(0, "blank", ""))
+            self.current.pending_blank = False
+            self.current.answer.append(tok)
+        elif self.glossary and self.mode == "definition" and tok.kind == "text":
+            self.definition.append(strip_links(tok.text)[0].strip())
 
     def _item(self, tok: _Line, section: str | None, mode: str) -> RawItem | None:
         text, targets = clean_question(tok.text)

@@ -10,9 +10,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.db import chats as chat_store
+from bot.db import chat_store
 from bot.db.engine import Database
-from bot.push import chats
+from bot.push import outcome_actions as chats
 from bot.push.channel import PushChannel
 from bot.push.outcome import Status
 from bot.push.pacer import Pacer

@@ -31,12 +31,11 @@ from bot.catalog import CatalogHolder
 from bot.config import Settings
 from bot.core.picking import candidates_for, not_after, pick
 from bot.core.quiz import Quiz
-from bot.db import answers, asks, cards, deliveries, inbox
-from bot.db import chats as chat_store
+from bot.db import answers, asks, cards, chat_store, deliveries, inbox
 from bot.db.engine import Database
 from bot.db.models import AskSource, DeliveryStatus, PushKind
 from bot.metrics import Metrics
-from bot.push import chats
+from bot.push import outcome_actions as chats
 from bot.push.channel import PushChannel
 from bot.push.outcome import Outcome, Status
 from bot.push.pacer import Pacer

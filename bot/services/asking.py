@@ -20,7 +20,8 @@ from bot.bank.model import is_number
 from bot.catalog import Catalog
 from bot.core import srs
 from bot.core.picking import candidates_for, not_after, pick
-from bot.db import answers, asks, cards, chats
+from bot.db import answers, asks, cards
+from bot.db import chat_store as chats
 from bot.db.engine import Database
 from bot.db.models import Ask, AskSource
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.db import chats
-from bot.db.chats import ChatInfo, UserInfo
+from bot.db import chat_store as chats
+from bot.db.chat_store import ChatInfo, UserInfo
 from bot.db.engine import Database
 from bot.db.models import Chat, User
 

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 
 from bot.bank.model import is_number
 from bot.core.schedule import ScheduleError, parse_time, parse_zone, schedule_fields
-from bot.db import chats, deliveries
+from bot.db import chat_store as chats
+from bot.db import deliveries
 from bot.db.engine import Database
 from bot.db.models import Chat, PushKind
 

@@ -16,7 +16,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from bot.catalog import Catalog
 from bot.core.quiz import Quiz, make_quiz, quiz_for_term
 from bot.core.schedule import get_tz
-from bot.db import chats, polls
+from bot.db import chat_store as chats
+from bot.db import polls
 from bot.db.engine import Database
 from bot.db.polls import BoardRow
 

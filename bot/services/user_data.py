@@ -13,7 +13,8 @@ from datetime import datetime, tzinfo
 from bot.bank import Bank
 from bot.core import srs, stats
 from bot.core.schedule import get_tz
-from bot.db import cards, chats, user_data
+from bot.db import cards, user_data
+from bot.db import chat_store as chats
 from bot.db.engine import Database
 from bot.db.user_data import ExportedAnswer, UserData
 

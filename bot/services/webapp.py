@@ -20,8 +20,8 @@ from bot.catalog import Catalog
 from bot.core import srs, stats
 from bot.core.grading import GOOD, PARTIAL
 from bot.db import answers as answers_db
-from bot.db import chats as chats_db
-from bot.db import webapp as webapp_db
+from bot.db import chat_store as chats_db
+from bot.db import miniapp_queries as webapp_db
 from bot.db.engine import Database
 from bot.i18n import language_from_telegram
 from bot.services import quizzes

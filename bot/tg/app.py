@@ -55,7 +55,7 @@ from bot.tg.routes import register_handlers
 from bot.tg.transport import AiohttpRequest, RawUpdatesRequest
 
 if TYPE_CHECKING:
-    from bot.tg.web import WebServer
+    from bot.tg.http_server import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ async def _open_intake(
     app: Application[Any, Any, Any, Any, Any, Any], settings: Settings, *, webhook: bool
 ) -> tuple[WebServer | None, asyncio.Task[None] | None]:
     """The webhook (and its HTTP server), or long polling (and /metrics when asked for)."""
-    from bot.tg.web import WebServer  # the HTTP server is imported only when something listens
+    from bot.tg.http_server import WebServer  # the HTTP server is imported only when something listens
 
     services: Services = app.bot_data["services"]
     assert services.inbox is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ApplicationHandlerStop
 
-from bot.push import chats
+from bot.push import outcome_actions as chats
 from bot.tg.context import Ctx
 
 

@@ -1,4 +1,4 @@
-"""``interview-bot practice``: the practice loop in a terminal, without a bot token.
+"""The practice loop in a terminal, without a bot token (``interview-bot practice``).
 
 The same core as the bot (no-repeat picking, key-point grading, the reference answer) and the same
 database: the terminal is user 0 in chat 0 (type "terminal"), so what the bot's picking and
@@ -18,7 +18,7 @@ from bot.bank import Bank, Question, Topic
 from bot.bank.markdown import inline_plain, to_plain
 from bot.core.grading import Grade
 from bot.core.picking import candidates_for
-from bot.db import chats
+from bot.db import chat_store
 from bot.db.engine import Database, describe_url
 from bot.db.models import Ask, AskSource
 from bot.i18n import counted
@@ -103,45 +103,23 @@ class Stats:
         )
 
 
-def find_topic(bank: Bank, query: str) -> Topic | None:
-    """A topic by id or title (exact, else the only one whose id or title starts with the query)."""
-    q = " ".join(query.casefold().split())
-    for t in bank.topics:
-        if q in (t.id, t.title_ru.casefold(), t.title_en.casefold()):
-            return t
-    starts = [
-        t
-        for t in bank.topics
-        if t.id.startswith(q) or t.title_ru.casefold().startswith(q) or t.title_en.casefold().startswith(q)
-    ]
-    return starts[0] if len(starts) == 1 else None
+@dataclass(frozen=True, slots=True)
+class PracticeOptions:
+    """What one practice run asks: a topic (None: all), how many questions, whether practice tasks
+    come too, and the language of its texts."""
+
+    topic: Topic | None = None
+    n: int = 5
+    include_tasks: bool = False
+    lang: str = "en"
 
 
-class Session:
-    """One practice run: reads answers from ``stdin``, prints to ``stdout``."""
+class Console:
+    """The terminal a practice run talks to: answers read from ``stdin``, texts printed to ``stdout``."""
 
-    def __init__(
-        self,
-        bank: Bank,
-        db: Database,
-        runner: asyncio.Runner,
-        *,
-        stdin: TextIO,
-        stdout: TextIO,
-        rng: random.Random | None = None,
-        grader: KeywordGrader | None = None,
-        lang: str = "en",
-    ) -> None:
-        self.lang = lang if lang in TEXTS else "en"
-        self.texts = TEXTS[self.lang]
-        self.bank = bank
-        self.db = db
-        self.grader = grader or KeywordGrader(bank.lexicon)
-        self.run_async = runner.run
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
         self.stdin = stdin
         self.out = stdout
-        self.rng = rng or random.Random()
-        self.stats = Stats()
         self._interactive = stdin is sys.stdin and stdin.isatty()
         if self._interactive:
             try:
@@ -165,14 +143,41 @@ class Session:
             self.out.write(line + "\n")
         return line
 
+
+class PracticeSession:
+    """One practice run on a :class:`Console`."""
+
+    def __init__(
+        self,
+        bank: Bank,
+        db: Database,
+        runner: asyncio.Runner,
+        options: PracticeOptions,
+        console: Console,
+        *,
+        rng: random.Random | None = None,
+        grader: KeywordGrader | None = None,
+    ) -> None:
+        self.options = options
+        self.lang = options.lang if options.lang in TEXTS else "en"
+        self.texts = TEXTS[self.lang]
+        self.bank = bank
+        self.db = db
+        self.grader = grader or KeywordGrader(bank.lexicon)
+        self.run_async = runner.run
+        self.say = console.say
+        self.read_line = console.read_line
+        self.rng = rng or random.Random()
+        self.stats = Stats()
+
     # -- storage -----------------------------------------------------------------------------
     async def _setup(self) -> None:
         await self.db.migrate()
         async with self.db.write() as session:
-            await chats.upsert_user(session, chats.UserInfo(TERMINAL_USER, "terminal"))
-            await chats.upsert_chat(session, chats.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
+            await chat_store.upsert_user(session, chat_store.UserInfo(TERMINAL_USER, "terminal"))
+            await chat_store.upsert_chat(session, chat_store.ChatInfo(TERMINAL_CHAT, CHAT_TYPE, "Terminal"))
             # the terminal is not a person in any group's leaderboard
-            await chats.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
+            await chat_store.set_user_fields(session, TERMINAL_USER, board_opt_out=True)
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
         return await asking.pick_and_record(
@@ -195,7 +200,8 @@ class Session:
         await revealing.note_reveal(self.db, q, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER)
 
     # -- the loop ----------------------------------------------------------------------------
-    def run(self, *, topic: Topic | None, n: int, include_tasks: bool = False) -> Stats:
+    def run(self) -> Stats:
+        topic, n, include_tasks = self.options.topic, self.options.n, self.options.include_tasks
         self.run_async(self._setup())
         candidates = list(candidates_for(self.bank, topic.id if topic else None, include_tasks=include_tasks))
         total = min(n, len(candidates))
@@ -340,22 +346,20 @@ class Session:
 def run_practice(
     bank: Bank,
     database_url: str,
+    options: PracticeOptions,
     *,
-    topic: Topic | None,
-    n: int,
-    include_tasks: bool = False,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     rng: random.Random | None = None,
     grader: KeywordGrader | None = None,
-    lang: str = "en",
 ) -> Stats:
     out = stdout or sys.stdout
     db = Database(database_url)
     with asyncio.Runner() as runner:
         try:
-            session = Session(bank, db, runner, stdin=stdin or sys.stdin, stdout=out, rng=rng, grader=grader, lang=lang)
-            stats = session.run(topic=topic, n=n, include_tasks=include_tasks)
+            console = Console(stdin or sys.stdin, out)
+            session = PracticeSession(bank, db, runner, options, console, rng=rng, grader=grader)
+            stats = session.run()
         finally:
             runner.run(db.close())
     print(stats.line(describe_url(db.url), session.lang), file=out, flush=True)

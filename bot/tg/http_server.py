@@ -1,5 +1,5 @@
 """The bot's HTTP side (aiohttp): the Telegram webhook, ``/healthz``, ``/metrics`` and the Mini App
-(``/app/``, :mod:`bot.tg.webapp`).
+(``/app/``, :mod:`bot.tg.miniapp_routes`).
 
 Webhook requests must carry Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header equal to
 ``WEBHOOK_SECRET``; an update whose ``update_id`` was already taken (by this or another instance
@@ -20,7 +20,7 @@ from telegram.ext import Application
 
 from bot.db.engine import DATABASE_ERRORS
 from bot.tg.context import Services
-from bot.tg.webapp import MiniApp
+from bot.tg.miniapp_routes import MiniApp
 
 log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name, not a secret
@@ -50,13 +50,6 @@ def update_of(data: dict[str, Any], bot: Any) -> Update | None:
         return Update.de_json(data, bot)
     except Exception:  # a field of the wrong shape ("message": "str") fails anywhere inside PTB
         return None
-
-
-def parse_update(body: bytes, bot: Any) -> Update | None:
-    """The update in a webhook body, or None when the body is not one (:func:`update_json`,
-    :func:`update_of`)."""
-    data = update_json(body)
-    return update_of(data, bot) if data is not None else None
 
 
 class WebServer:

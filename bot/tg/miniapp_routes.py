@@ -97,7 +97,7 @@ def is_loopback(address: str | None) -> bool:
 
 
 class MiniApp:
-    """Routes of the Mini App, added to the bot's HTTP server (:class:`bot.tg.web.WebServer`)."""
+    """Routes of the Mini App, added to the bot's HTTP server (:class:`bot.tg.http_server.WebServer`)."""
 
     def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], services: Services) -> None:
         self.app = app

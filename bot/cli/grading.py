@@ -1,4 +1,8 @@
-"""``interview-bot grade`` and ``interview-bot grade-eval``: grade answers from files, measure agreement.
+"""``interview-bot disputes``, ``grade`` and ``grade-eval``: the charges users disputed, grading answers
+from files, measuring the grader's agreement with an expert.
+
+``disputes`` lists the charges users disputed («Это не ошибка»), most disputed first, or writes them
+as JSON lines (``--jsonl FILE``).
 
 ``grade --jsonl FILE`` reads one ``{"question": "<id>", "answer": "<text>"}`` per line and
 prints one ``{"question", "score", "verdict", "covered", "missed", "misconceptions", "evidence",
@@ -17,34 +21,30 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from statistics import mean
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from bot.bank import Bank, Question
+from bot.cli.common import EXIT_USAGE, fail, load_bank_or_exit
+from bot.config import SettingsError, load_settings
 from bot.core import evaluation
-from bot.core.grading import Grade
 
-EXIT_USAGE = 2
+if TYPE_CHECKING:
+    from bot.core.grading import Grade
 
 
 def _fail(message: str) -> int:
-    print(f"interview-bot: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return fail(message, EXIT_USAGE)
 
 
-def _bank(args: argparse.Namespace) -> Bank:
-    """The bank, loaded as ``interview-bot run`` loads it (the loader comes from bot.cli)."""
-    bank: Bank = args.load_bank()
-    return bank
+def _bank() -> Bank:
+    """The bank, loaded as ``interview-bot run`` loads it."""
+    return load_bank_or_exit(load_settings())
 
 
 def _grader(name: str, bank: Bank) -> Any:
     """The grader the settings (or ``--grader``) choose, reading with the bank's lexicon."""
-    from bot.config import load_settings
     from bot.services.graders import build_grader
 
     settings = load_settings()
@@ -69,6 +69,53 @@ def _result(q: Question, g: Grade) -> dict[str, object]:
     }
 
 
+def cmd_disputes(args: argparse.Namespace) -> int:
+    """The charges users disputed («Это не ошибка»), most disputed first, or as JSON lines: what the
+    rubric's authors fix the bank from."""
+    import asyncio
+    import json
+    from collections import Counter
+
+    from bot.db.engine import DATABASE_ERRORS, Database, database_problem, migrate_sync
+    from bot.services import disputes
+
+    settings = load_settings()
+    try:
+        migrate_sync(settings.database_url)
+        db = Database(settings.database_url)
+
+        async def fetch() -> list[Any]:
+            try:
+                return await disputes.all_disputes(db)
+            finally:
+                await db.close()
+
+        rows = asyncio.run(fetch())
+    except DATABASE_ERRORS as exc:
+        raise SettingsError(database_problem(exc, settings.database_url)) from None
+    if args.jsonl is not None:
+        out = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w", encoding="utf-8")  # noqa: SIM115
+        try:
+            for d in rows:
+                line = {"question": d.question_id, "charge": d.charge, "claim": d.claim, "sentence": d.sentence,
+                        "at": d.created_at.isoformat()}  # fmt: skip
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        if args.jsonl != "-":
+            print(f"{len(rows)} dispute(s) written to {args.jsonl}")
+        return 0
+    if not rows:
+        print("no disputes")
+        return 0
+    counts = Counter((d.question_id, d.charge, d.claim) for d in rows)
+    print(f"{len(rows)} dispute(s) of {len(counts)} charge(s):")
+    for (qid, charge, claim), n in counts.most_common():
+        print(f"{n:>5}  {qid} {charge}  {claim}")
+    return 0
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     path = Path(args.jsonl)
     try:
@@ -87,7 +134,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         except (ValueError, KeyError, TypeError):
             return _fail(f'{path}:{n}: expected {{"question": "<id>", "answer": "<text>"}}')
         items.append((n, str(ref), answer))
-    bank = _bank(args)
+    bank = _bank()
     found: list[tuple[Question, str]] = []
     for n, ref, answer in items:
         # what the bot shows (958, #958, q463, t13) or the id (serving-08)
@@ -111,11 +158,13 @@ def cmd_grade_eval(args: argparse.Namespace) -> int:
         return _grade_eval_blind(args, path)
     if args.show:
         return _fail("--show reads the blind answers (a folder of JSON lines) only")
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         return _fail(f"cannot read {path}: {exc}")
-    bank = _bank(args)
+    bank = _bank()
     grader = _grader(args.grader, bank)
     rows: list[tuple[str, str, float, float]] = []  # question, kind, expert, predicted (0..100)
     for entry in data or []:
@@ -141,7 +190,7 @@ def _grade_eval_blind(args: argparse.Namespace, path: Path) -> int:
     if args.show and args.split != "dev":
         return _fail("--show prints answers: only the dev split may be read (the test split is never looked at)")
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    bank = _bank(args)
+    bank = _bank()
     grader = _grader(args.grader, bank)
     rows: list[tuple[str, str, float, float]] = []
     charged: list[bool] = []
@@ -248,13 +297,18 @@ def report(rows: list[tuple[str, str, float, float]], title: str) -> str:
     return "\n".join(lines)
 
 
-def add_commands(sub: Any, load_bank: Callable[[], Bank]) -> None:
+def add_commands(sub: Any) -> None:
+    """Register disputes, grade and grade-eval on the main parser."""
+    disputed = sub.add_parser("disputes", help="list the grader's charges users disputed (or export them)")
+    disputed.add_argument("--jsonl", metavar="FILE", help="write them as JSON lines to FILE (- for stdout)")
+    disputed.set_defaults(func=cmd_disputes)
+
     grade = sub.add_parser("grade", help="grade answers from a JSON-lines file, one JSON result per line")
     grade.add_argument(
         "--jsonl", required=True, metavar="FILE", help='lines of {"question": "<id>", "answer": "<text>"} (- for stdin)'
     )
     grade.add_argument("--grader", choices=("keywords", "llm"), default="", help="default: the GRADER setting")
-    grade.set_defaults(func=cmd_grade, load_bank=load_bank)
+    grade.set_defaults(func=cmd_grade)
     ev = sub.add_parser("grade-eval", help="measure the grader against expert scores in a labelled YAML file")
     ev.add_argument(
         "file", help="labelled answers: a YAML set (tests/fixtures/grader_set.yaml) or the blind answers' folder"
@@ -263,4 +317,4 @@ def add_commands(sub: Any, load_bank: Callable[[], Bank]) -> None:
     ev.add_argument("--grader", choices=("keywords", "llm"), default="")
     ev.add_argument("--show", action="store_true", help="print the dev answers the grader gets wrong (blind set only)")
     ev.add_argument("--show-correct", action="store_true", help="as --show, the correct answers only")
-    ev.set_defaults(func=cmd_grade_eval, load_bank=load_bank)
+    ev.set_defaults(func=cmd_grade_eval)

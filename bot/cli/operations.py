@@ -1,20 +1,15 @@
-"""The ``interview-bot`` command: run the bot, validate the bank, practise in a terminal, import/export."""
+"""``interview-bot run``, ``demo``, ``validate``, ``migrate`` and ``health``: running the bot and
+checking what it runs on."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot import __version__
-from bot.bank import Bank, BankError, default_bank_path, load_bank
-from bot.bank.loader import cache_is_warm, warm_cache
-from bot.config import Settings, SettingsError, default_cache_dir, load_settings
-
-EXIT_INVALID_BANK = 1
-EXIT_BAD_SETTINGS = 2
+from bot.bank import Bank
+from bot.cli.common import EXIT_INVALID_BANK, configured_bank_path, load_bank_or_exit, load_bank_reported
+from bot.config import SettingsError, load_settings
 
 
 def _topic_line(bank: Bank, topic_id: str, indent: str) -> str:
@@ -67,40 +62,12 @@ def _print_summary(bank: Bank, path: Path) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    path = Path(args.path) if args.path else _bank_path_from_env()
-    try:
-        bank = load_bank(path)
-    except BankError as exc:
-        print(exc.report(), file=sys.stderr)
+    path = Path(args.path) if args.path else configured_bank_path()
+    bank = load_bank_reported(path)
+    if bank is None:
         return EXIT_INVALID_BANK
     _print_summary(bank, path)
     return 0
-
-
-def _bank_path_from_env() -> Path:
-    try:
-        settings = load_settings()
-    except SettingsError:
-        return default_bank_path()
-    return settings.bank_path or default_bank_path()
-
-
-def load_bank_or_exit(settings: Settings) -> Bank:
-    path = settings.bank_path or default_bank_path()
-    cache = default_cache_dir() if settings.bank_cache else None
-    try:
-        if cache is not None and not cache_is_warm(path, cache):
-            # Parse the YAML in a short-lived child: the parser's garbage dies with it.
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                pool.submit(warm_cache, path, cache).result()
-        return load_bank(path, cache_dir=cache)
-    except BankError as exc:
-        print(exc.report(), file=sys.stderr)
-        print("interview-bot: refusing to start with an invalid bank.", file=sys.stderr)
-        raise SystemExit(EXIT_INVALID_BANK) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -167,61 +134,8 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0 if body.get("ok") else 1
 
 
-def cmd_disputes(args: argparse.Namespace) -> int:
-    """The charges users disputed («Это не ошибка»), most disputed first, or as JSON lines: what the
-    rubric's authors fix the bank from."""
-    import asyncio
-    import json
-    from collections import Counter
-
-    from bot.db.engine import DATABASE_ERRORS, Database, database_problem, migrate_sync
-    from bot.services import disputes
-
-    settings = load_settings()
-    try:
-        migrate_sync(settings.database_url)
-        db = Database(settings.database_url)
-
-        async def fetch() -> list[Any]:
-            try:
-                return await disputes.all_disputes(db)
-            finally:
-                await db.close()
-
-        rows = asyncio.run(fetch())
-    except DATABASE_ERRORS as exc:
-        raise SettingsError(database_problem(exc, settings.database_url)) from None
-    if args.jsonl is not None:
-        out = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w", encoding="utf-8")  # noqa: SIM115
-        try:
-            for d in rows:
-                line = {"question": d.question_id, "charge": d.charge, "claim": d.claim, "sentence": d.sentence,
-                        "at": d.created_at.isoformat()}  # fmt: skip
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        finally:
-            if out is not sys.stdout:
-                out.close()
-        if args.jsonl != "-":
-            print(f"{len(rows)} dispute(s) written to {args.jsonl}")
-        return 0
-    if not rows:
-        print("no disputes")
-        return 0
-    counts = Counter((d.question_id, d.charge, d.claim) for d in rows)
-    print(f"{len(rows)} dispute(s) of {len(counts)} charge(s):")
-    for (qid, charge, claim), n in counts.most_common():
-        print(f"{n:>5}  {qid} {charge}  {claim}")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="interview-bot",
-        description="A Telegram bot that trains ML/LLM engineers for technical interviews.",
-    )
-    parser.add_argument("--version", action="version", version=f"interview-bot {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def add_commands(sub: Any) -> None:
+    """Register run, demo, validate, migrate and health on the main parser."""
     run = sub.add_parser("run", help="run the bot (long polling unless --webhook)")
     run.add_argument("--webhook", action="store_true", help="serve a webhook (WEBHOOK_URL)")
     run.set_defaults(func=cmd_run)
@@ -241,30 +155,3 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = sub.add_parser("health", help="check a running bot's /healthz (exit 0 when healthy)")
     health.set_defaults(func=cmd_health)
-
-    disputed = sub.add_parser("disputes", help="list the grader's charges users disputed (or export them)")
-    disputed.add_argument("--jsonl", metavar="FILE", help="write them as JSON lines to FILE (- for stdout)")
-    disputed.set_defaults(func=cmd_disputes)
-
-    from bot.gradecli import add_commands as add_grade_commands
-    from bot.interop.cli import add_commands
-
-    add_grade_commands(sub, load_bank=lambda: load_bank_or_exit(load_settings()))
-    add_commands(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        result: int = args.func(args)
-    except SettingsError as exc:
-        print(f"interview-bot: {exc}", file=sys.stderr)
-        return EXIT_BAD_SETTINGS
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # e.g. `interview-bot validate | head`
-        sys.stderr.close()
-        return 0
-    return result

@@ -1,4 +1,5 @@
-"""Sub-commands of ``interview-bot`` for import, export and terminal practice."""
+"""``interview-bot import`` and ``interview-bot export``: carrying the bank in and out (Markdown
+vaults and CSV in; Anki decks and CSV out)."""
 
 from __future__ import annotations
 
@@ -8,41 +9,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.bank import Bank, BankError, Question, default_bank_path, load_bank
-from bot.config import SettingsError, load_settings
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from bot.bank import Bank, Question
+from bot.cli.common import EXIT_FAILED, EXIT_USAGE, configured_bank_path, fail, find_topic, load_bank_reported
 
 
 def _fail(message: str, code: int = EXIT_FAILED) -> int:
-    print(f"interview-bot: {message}", file=sys.stderr)
-    return code
-
-
-def configured_bank_path() -> Path:
-    """BANK_PATH, else the bundled bank (as `validate` and `run` use)."""
-    try:
-        settings = load_settings()
-    except SettingsError:
-        return default_bank_path()
-    return settings.bank_path or default_bank_path()
-
-
-def _load(path: Path) -> Bank | None:
-    try:
-        return load_bank(path)
-    except BankError as exc:
-        print(exc.report(), file=sys.stderr)
-        return None
+    return fail(message, code)
 
 
 def _selected(bank: Bank, topics: Sequence[str] | None) -> list[Question] | str:
     """The bank's questions, limited to the given topics (ids or titles); or an error message."""
     if not topics:
         return list(bank.questions.values())
-    from bot.interop.practice import find_topic
-
     ids: list[str] = []
     for name in topics:
         topic = find_topic(bank, name)
@@ -59,7 +37,8 @@ def _selected(bank: Bank, topics: Sequence[str] | None) -> list[Question] | str:
 def cmd_import(args: argparse.Namespace) -> int:
     from bot.interop.csv_io import CsvError, read_csv
     from bot.interop.import_report import format_report, format_result
-    from bot.interop.importer import Importer, ImportFailed, plan_target, write_validated
+    from bot.interop.import_target import ImportFailed, plan_target, write_validated
+    from bot.interop.importer import Importer
     from bot.interop.markdown_import import read_notes
 
     source = Path(args.path)
@@ -109,7 +88,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _export_bank(args: argparse.Namespace) -> Bank | None:
-    return _load(Path(args.bank) if args.bank else configured_bank_path())
+    return load_bank_reported(Path(args.bank) if args.bank else configured_bank_path())
 
 
 def cmd_export_anki(args: argparse.Namespace) -> int:
@@ -171,39 +150,11 @@ def cmd_export_csv(args: argparse.Namespace) -> int:
     return 0
 
 
-# practice -------------------------------------------------------------------------------------
-
-
-def cmd_practice(args: argparse.Namespace) -> int:
-    from bot.interop.practice import find_topic, run_practice
-
-    settings = load_settings()
-    bank = _load(Path(args.bank) if args.bank else settings.bank_path or default_bank_path())
-    if bank is None:
-        return EXIT_FAILED
-    args.lang = args.lang or settings.default_language  # the bot's default language, Russian unless set
-    topic = None
-    if args.topic:
-        topic = find_topic(bank, args.topic)
-        if topic is None:
-            known = "\n".join(f"  {t.id:<14} {t.title(args.lang)}" for t in bank.topics)
-            return _fail(f"no topic '{args.topic}'; the topics are:\n{known}", EXIT_USAGE)
-    if args.n < 1:
-        return _fail("--n must be at least 1", EXIT_USAGE)
-    from bot.services.graders import build_grader
-
-    grader = build_grader(settings, bank.lexicon)
-    run_practice(
-        bank, settings.database_url, topic=topic, n=args.n, include_tasks=args.tasks, grader=grader, lang=args.lang
-    )
-    return 0
-
-
 # registration ---------------------------------------------------------------------------------
 
 
 def add_commands(sub: Any) -> None:
-    """Register the interop sub-commands on the main parser."""
+    """Register import and export on the main parser."""
     imp = sub.add_parser(
         "import",
         help="import questions from Markdown notes (a folder or one note) or a CSV into a bank file",
@@ -241,19 +192,3 @@ def add_commands(sub: Any) -> None:
         p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     anki.set_defaults(func=cmd_export_anki)
     csv.set_defaults(func=cmd_export_csv)
-
-    practice = sub.add_parser(
-        "practice",
-        help="practise in the terminal: questions, your answer, key-point feedback, the reference answer",
-    )
-    practice.add_argument("--topic", help="a topic id or title")
-    practice.add_argument("--n", type=int, default=5, help="how many questions (default: %(default)s)")
-    practice.add_argument("--tasks", action="store_true", help="include practice tasks")
-    practice.add_argument(
-        "--lang",
-        choices=("en", "ru"),
-        default=None,
-        help="the language of the session's texts (default: DEFAULT_LANGUAGE, as the bot)",
-    )
-    practice.add_argument("--bank", help="bank folder or file (default: BANK_PATH or the bundled bank)")
-    practice.set_defaults(func=cmd_practice)
