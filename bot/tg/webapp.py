@@ -289,7 +289,7 @@ class MiniApp:
             return _error(request, 409, "start_bot")
         view = question_view(q, s.catalog.bank, viewer.lang, group=False)
         ask = await asking.record_ask(s.db, chat_id=user.id, question_id=q.id, user_id=user.id, source=AskSource.WEBAPP)
-        outcome = await delivery.send(self.app.bot, user.id, view.text, html=True, keyboard=view.keyboard)
+        outcome = await delivery.send(self.app.bot, user.id, view.text, style=delivery.HTML, keyboard=view.keyboard)
         if outcome.message_id is None:
             await asking.cancel_ask(s.db, ask, previous_pending=chat_row.pending_ask_id)
             log.info("Mini App could not ask in chat %s: %s", user.id, outcome.status)
