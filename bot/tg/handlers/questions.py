@@ -39,6 +39,7 @@ from bot.tg.common import (
 )
 from bot.tg.context import Ctx
 from bot.tg.views import (
+    FeedbackButtons,
     View,
     answer_views,
     confirm_short_view,
@@ -272,11 +273,14 @@ class _Checking:
 def _feedback(update: Update, context: Ctx, ask: Ask, q: Question, done: answers.Submitted, head: str) -> View:
     user = update.effective_user
     assert done.outcome is not None and user is not None
-    return feedback_view(
-        q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == AskSource.REVIEW else "n",
-        fallback=done.outcome.fallback, next_topic=q.topic if ask.source == AskSource.TOPIC else None,
-        answerer=user.id if is_group(update) else None, answer_id=done.answer_id,
-    )  # fmt: skip
+    buttons = FeedbackButtons(
+        next_op="rv" if ask.source == AskSource.REVIEW else "n",
+        next_topic=q.topic if ask.source == AskSource.TOPIC else None,
+        answerer=user.id if is_group(update) else None,
+        answer_id=done.answer_id,
+    )
+    grade, fallback = done.outcome.grade, done.outcome.fallback
+    return feedback_view(q, grade, context.lang, head=head, fallback=fallback, buttons=buttons)
 
 
 async def on_edited_answer(update: Update, context: Ctx) -> None:
