@@ -36,11 +36,12 @@ async def add(db: Database, catalog: Catalog, rng: random.Random, n: int, *, gra
         for _ in range(n):
             q = rng.choice(questions)
             covered = [i for i in range(len(q.key_points)) if rng.random() < 0.5]
-            answer = await answers_db.add_answer(
-                session, ask=None, question_id=q.id, user_id=UID, chat_id=UID, message_id=None, text="x",
+            new = answers_db.NewAnswer(
+                ask=None, question_id=q.id, user_id=UID, chat_id=UID, message_id=None, text="x",
                 coverage=rng.random() if graded else None, covered=covered,
                 at=NOW - timedelta(days=rng.randint(0, 60), hours=rng.randint(0, 23)),
             )  # fmt: skip
+            answer = await answers_db.add_answer(session, new)
             ids.append(answer.id)
     return ids
 

@@ -54,9 +54,7 @@ async def cmd_interview(update: Update, context: Ctx) -> None:
     if request is None:
         await reply_text(update, t(lang, "interview.usage"))
         return
-    interview = await interviews.start(
-        s.db, s.catalog.bank, s.rng, user_id=user.id, chat_id=chat.id, request=request, now=s.clock()
-    )
+    interview = await interviews.start(s.deps, s.catalog.bank, user_id=user.id, chat_id=chat.id, request=request)
     if interview is None:
         await reply_text(update, t(lang, "interview.no_questions"))
         return
