@@ -289,7 +289,8 @@ async def test_review_stats_and_the_mini_app_agree_on_what_is_due(db: Database) 
     from sqlalchemy import update
 
     from bot.db.models import Card
-    from bot.services import webapp
+    from bot.services import webapp_progress
+    from bot.services.webapp import Viewer
 
     questions = [q for q in BANK.questions.values() if q.kind == "question"][:5]
     for q in questions:
@@ -304,7 +305,7 @@ async def test_review_stats_and_the_mini_app_agree_on_what_is_due(db: Database) 
         )
     review = await asking.due_review(db, BANK, user_id=USER, now=NOW)
     stats = await user_data.progress(db, BANK, user_id=USER, now=NOW, tz=UTC)
-    app = await webapp.progress(db, CATALOG, user_id=USER, now=NOW, tz=UTC, lang="ru", reuse=False)
+    app = await webapp_progress.progress(db, CATALOG, Viewer(USER, "ru", "UTC", UTC, True), now=NOW, reuse=False)
     assert stats is not None
     assert review.due == stats.due == app["due"]["now"] == 2
     assert review.question is not None and review.question.id == questions[1].id  # the most overdue left
