@@ -83,13 +83,13 @@ class PushService:
         self.channel = channel
         self.deps = deps
         self.rng = deps.rng
-        self.db = db = deps.db
+        self.db = deps.db
         self.catalog = catalog
         self.settings = settings
         self.clock = deps.clock
         self.instance = instance_id()
         self.planner = PushPlanner(
-            db,
+            deps.db,
             instance_id=self.instance,
             default_zone=settings.default_timezone,
             grace=timedelta(hours=settings.push_grace_hours),

@@ -40,7 +40,7 @@ from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services import grading
 from bot.services import voice as voice_answers
-from bot.services.deps import Deps
+from bot.services.deps import Deps, utcnow
 from bot.services.graders import build_grader
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import (
@@ -168,11 +168,9 @@ def build_application(
     )
     processor.on_overflow = lambda update: tell_chat(app.bot, update, "flood", settings.default_language)
     database = db or Database(settings.database_url)
-    grader = build_grader(settings, db=database)
-    deps = Deps(database, grader, clock) if clock is not None else Deps(database, grader)
     services = Services(
         settings=settings,
-        deps=deps,
+        deps=Deps(database, build_grader(settings, db=database), clock or utcnow),
         catalog_holder=CatalogHolder(Catalog.build(bank)),
         metrics=Metrics(),
         voice=voice_answers.build(settings, database),
