@@ -178,9 +178,11 @@ def cold_progress(db_path: Path, repeats: int) -> tuple[list[float], list[float]
     from bot.bank import default_bank_path, load_bank
     from bot.catalog import Catalog
     from bot.db.engine import Database
-    from bot.services import webapp
+    from bot.services import webapp_progress
+    from bot.services.webapp import Viewer
 
     catalog = Catalog.build(load_bank(default_bank_path()))
+    viewer = Viewer(USER, "ru", "Europe/Moscow", ZoneInfo("Europe/Moscow"), True)
 
     async def go() -> tuple[list[float], list[float]]:
         db = Database(f"sqlite:///{db_path}")
@@ -194,8 +196,8 @@ def cold_progress(db_path: Path, repeats: int) -> tuple[list[float], list[float]
                 )
             for reuse, out in ((True, restarted), (False, anew)):
                 start = time.perf_counter()
-                await webapp.progress(db, catalog, user_id=USER, now=datetime.now(UTC), tz=ZoneInfo("Europe/Moscow"),
-                                      lang="ru", cache=webapp.ProgressCache(), reuse=reuse)  # fmt: skip
+                await webapp_progress.progress(db, catalog, viewer, now=datetime.now(UTC),
+                                               cache=webapp_progress.ProgressCache(), reuse=reuse)  # fmt: skip
                 if i >= 3:
                     out.append((time.perf_counter() - start) * 1000)
         await db.close()

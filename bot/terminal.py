@@ -23,6 +23,7 @@ from bot.db.engine import Database, describe_url
 from bot.db.models import Ask, AskSource
 from bot.i18n import counted
 from bot.services import answers, asking, revealing
+from bot.services.deps import Deps
 from bot.services.feedback import feedback_lines
 from bot.services.grading import KeywordGrader, Outcome
 
@@ -168,6 +169,7 @@ class PracticeSession:
         self.say = console.say
         self.read_line = console.read_line
         self.rng = rng or random.Random()
+        self.deps = Deps(db, self.grader, _now, self.rng)
         self.stats = Stats()
 
     # -- storage -----------------------------------------------------------------------------
@@ -181,17 +183,15 @@ class PracticeSession:
 
     async def _next(self, candidates: list[str], asked: set[str]) -> tuple[str, Ask] | None:
         return await asking.pick_and_record(
-            self.db, self.bank, self.rng, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates,
+            self.deps, self.bank, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER, candidates=candidates,
             exclude=asked, source=AskSource.TERMINAL,
         )  # fmt: skip
 
     async def _answer(self, q: Question, ask: Ask, text: str) -> Outcome:
         """The bot's own answering path (grade, store, FSRS review), then the reference answer is
         shown, so the reveal is noted too."""
-        done = await answers.submit(
-            self.db, self.grader, self.bank, ask=ask, question=q, user_id=TERMINAL_USER, chat_id=TERMINAL_CHAT,
-            message_id=None, text=text, lang=self.lang, clock=_now,
-        )  # fmt: skip
+        attempt = answers.Attempt(ask, q, TERMINAL_USER, TERMINAL_CHAT, None, text, self.lang)
+        done = await answers.submit(self.deps, self.bank, attempt)
         await revealing.note_reveal(self.db, q, chat_id=TERMINAL_CHAT, user_id=TERMINAL_USER)
         assert done.outcome is not None  # the terminal's asks are never an interview's
         return done.outcome

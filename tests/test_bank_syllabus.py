@@ -20,6 +20,7 @@ from bot.db import chat_store
 from bot.db import interviews as interview_store
 from bot.db.engine import Database
 from bot.services import asking, interviews
+from bot.services.deps import Deps
 from bot.tg.views import answer_views, question_view
 from tests.conftest import shipped_bank, shipped_catalog
 from tests.test_bank_loader import GLOSSARY, make_bank, problems, question
@@ -184,10 +185,10 @@ async def _database(url: str) -> AsyncIterator[Database]:
 
 async def test_a_run_of_q_never_asks_linked_items_back_to_back(sqlite_db: Database) -> None:
     db = sqlite_db
-    rng = random.Random(11)
+    deps = Deps(db, rng=random.Random(11))
     previous = None
     for _ in range(30):  # practical: two linked clusters in ten questions, over three rounds
-        choice = await asking.choose_next(db, BANK, rng, chat_id=USER, topic="practical", chat_filter=None)
+        choice = await asking.choose_next(deps, BANK, chat_id=USER, topic="practical", chat_filter=None)
         assert choice.question is not None
         if previous is not None:
             assert choice.question.id not in BANK.linked(previous), (previous, choice.question.id)
@@ -199,9 +200,8 @@ async def test_interview_8_over_the_whole_bank_via_the_service(sqlite_db: Databa
     db = sqlite_db
     request = interviews.Request(size=8)
     for seed in range(5):
-        found = await interviews.start(
-            db, BANK, random.Random(seed), user_id=USER, chat_id=USER, request=request, now=NOW
-        )
+        deps = Deps(db, clock=lambda: NOW, rng=random.Random(seed))
+        found = await interviews.start(deps, BANK, user_id=USER, chat_id=USER, request=request)
         assert found is not None
         async with db.read() as session:
             ids = [item.question_id for item in await interview_store.items(session, found.id)]
@@ -284,7 +284,8 @@ async def test_the_daily_push_never_follows_a_question_with_its_twin(db: Databas
 
     async with db.write() as session:
         await chat_store.upsert_chat(session, chat_store.ChatInfo(-100, "supergroup", "ML"))
-    push = PushService(None, db, CatalogHolder(shipped_catalog()), Settings(), rng=random.Random(2))  # type: ignore[arg-type]
+    deps = Deps(db, rng=random.Random(2))
+    push = PushService(None, deps, CatalogHolder(shipped_catalog()), Settings())  # type: ignore[arg-type]
     claim = Claim(1, -100, "supergroup", date(2026, 3, 2), NOW, "practical", "question", "ru")
     previous = None
     for _ in range(30):

@@ -50,8 +50,8 @@ async def test_ask_answer_and_seen_counts(db_url: str) -> None:
         await chats.upsert_chat(s, chats.ChatInfo(7, "private"))
         ask = await asks.record_ask(s, 7, "q463", user_id=7, source="q", message_id=10)
         await asks.record_ask(s, 7, "q463", user_id=7, source="q", message_id=12)
-        await answers.add_answer(s, ask=ask, question_id="q463", user_id=7, chat_id=7, message_id=11,
-                              text=long_text)  # fmt: skip
+        await answers.add_answer(s, answers.NewAnswer(ask=ask, question_id="q463", user_id=7, chat_id=7,
+                                                      message_id=11, text=long_text))  # fmt: skip
     async with db.read() as s:
         assert await chats.seen_counts(s, 7) == {"q463": 2}
         chat = await chats.get_chat(s, 7)
@@ -75,8 +75,8 @@ async def test_concurrent_writers_do_not_lose_answers(db_url: str) -> None:
         for i in range(5):
             async with db.write() as s:
                 ask = await asks.record_ask(s, uid, f"q{i}", user_id=uid, source="q", message_id=i)
-                await answers.add_answer(s, ask=ask, question_id=f"q{i}", user_id=uid, chat_id=uid,
-                                      message_id=100 + i, text=f"answer {i}")  # fmt: skip
+                await answers.add_answer(s, answers.NewAnswer(ask=ask, question_id=f"q{i}", user_id=uid, chat_id=uid,
+                                                              message_id=100 + i, text=f"answer {i}"))  # fmt: skip
 
     await asyncio.gather(*(user(1000 + uid) for uid in range(50)))
     async with db.read() as s:
@@ -143,8 +143,8 @@ async def test_long_strings_and_nul_characters_are_stored_not_refused(db_url: st
         await chats.upsert_user(s, chats.UserInfo(9, "An\x00na", "u" * 200, "x" * 40))
         await chats.upsert_chat(s, chats.ChatInfo(-9, "group", "Группа\x00" + "т" * 400))
         ask = await asks.record_ask(s, -9, "q463", user_id=9, source="q", message_id=1)
-        await answers.add_answer(s, ask=ask, question_id="q463", user_id=9, chat_id=-9, message_id=2,
-                              text="ответ\x00 с NUL")  # fmt: skip
+        await answers.add_answer(s, answers.NewAnswer(ask=ask, question_id="q463", user_id=9, chat_id=-9,
+                                                      message_id=2, text="ответ\x00 с NUL"))  # fmt: skip
         s.add(Interview(user_id=9, chat_id=9, topics=",".join(["distributed"] * 30), size=1))
     async with db.read() as s:
         user = await s.get(User, 9)
@@ -171,10 +171,10 @@ async def test_usage_counts_users_chats_subscriptions_and_answers_per_day(db_url
             await chats.upsert_chat(s, chats.ChatInfo(uid, "private"))
         await chats.upsert_chat(s, chats.ChatInfo(-51, "group", "G"))
         await chats.set_chat_fields(s, 51, push_enabled=True)
-        await answers.add_answer(s, ask=None, question_id="q1", user_id=51, chat_id=51, message_id=None, text="a",
-                                 at=now - timedelta(days=1))  # fmt: skip
-        await answers.add_answer(s, ask=None, question_id="q1", user_id=52, chat_id=52, message_id=None, text="b",
-                                 at=now - timedelta(days=10))  # fmt: skip
+        await answers.add_answer(s, answers.NewAnswer(ask=None, question_id="q1", user_id=51, chat_id=51,
+                                                      message_id=None, text="a", at=now - timedelta(days=1)))  # fmt: skip
+        await answers.add_answer(s, answers.NewAnswer(ask=None, question_id="q1", user_id=52, chat_id=52,
+                                                      message_id=None, text="b", at=now - timedelta(days=10)))  # fmt: skip
     async with db.read() as s:
         found = await usage.usage(s, now)
     assert found.active == {1: 1, 7: 2, 30: 2}

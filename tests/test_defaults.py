@@ -72,7 +72,8 @@ def test_delivery_sends_what_it_sent_before_the_defaults(
     html: bool, no_preview: bool, expected: dict[str, Any]
 ) -> None:
     bot, recorder = _bot()
-    outcome = asyncio.run(delivery.send(bot, 42, "<b>x</b> & y", html=html, no_preview=no_preview))
+    style = delivery.Style(html=html, no_preview=no_preview)
+    outcome = asyncio.run(delivery.send(bot, 42, "<b>x</b> & y", style=style))
     assert outcome.ok
     ((method, params),) = recorder.calls
     assert method == "sendMessage"

@@ -13,7 +13,7 @@ from bot.bank import Bank, Question
 from bot.core.quiz import Quiz
 from bot.db import chat_store
 from bot.db.engine import Database
-from bot.push.broadcast import BroadcastReport, audience, broadcast
+from bot.push.broadcast import BroadcastReport, Progress, audience, broadcast
 from bot.push.outcome import Outcome, Status
 from bot.push.pacer import Pacer
 from bot.tg.delivery import classify
@@ -86,7 +86,7 @@ async def test_a_broadcast_retries_after_429_stops_blocked_chats_and_follows_mig
         seen.append(report)
 
     report = await broadcast(
-        channel, db, Pacer(1000, chat_interval=0), "hello", sorted(targets), progress=progress, every=-1
+        channel, db, Pacer(1000, chat_interval=0), "hello", sorted(targets), progress=Progress(progress, every=-1)
     )
     assert (report.total, report.sent, report.blocked, report.failed) == (5, 2, 1, 2)
     assert channel.sends == [-5, -1005, -4, -1004, 1, 1, 2, 3]

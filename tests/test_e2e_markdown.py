@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.interop.anki import card_back_html, key_points_html
-from bot.services import webapp
+from bot.services import webapp_bank
 from tests.conftest import BotProcess, InProcessBot, shipped_catalog
 from tests.fakebot import FakeTelegram
 
@@ -80,7 +80,7 @@ def test_code_in_the_bank_is_code_in_every_chat_message(fake: FakeTelegram, md_b
 
 def test_the_mini_app_and_an_anki_card_show_no_backticks() -> None:
     catalog = shipped_catalog()
-    page = webapp.question(catalog, "q463", "ru", set())
+    page = webapp_bank.question(catalog, "q463", "ru", set())
     assert page is not None
     texts = [kp["text"] for kp in page["key_points"]] + [f["question"] for f in page["follow_ups"]]
     assert any("use_cache=False" in text for text in texts) and not [x for x in texts if "`" in x]

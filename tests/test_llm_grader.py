@@ -94,14 +94,14 @@ async def test_a_non_finite_or_huge_reply_falls_back_and_is_not_cached(server: F
 
 async def test_long_texts_in_the_reply_are_cut_to_fit_a_message(server: FakeOpenAI, bank: Bank) -> None:
     from bot.bank.markdown import TELEGRAM_TEXT_LIMIT
-    from bot.tg.views import feedback_view
+    from bot.tg.views import FeedbackButtons, feedback_view
 
     normal = server.reply
     long_errors = [{"claim": "Ж" * 3000, "correction": "Щ" * 3000}] * 3
     server.reply = lambda body: {**normal(body), "errors": long_errors, "feedback": "Ф" * 5000}
     out = await _grader(server, bank).grade(_q(bank), ANSWER)
     assert out.grade.backend == "llm" and out.grade.errors
-    view = feedback_view(_q(bank), out.grade, "ru", head="Ответ сохранён.", answer_id=1)
+    view = feedback_view(_q(bank), out.grade, "ru", head="Ответ сохранён.", buttons=FeedbackButtons(answer_id=1))
     assert len(view.text) <= TELEGRAM_TEXT_LIMIT
 
 

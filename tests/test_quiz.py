@@ -377,8 +377,8 @@ async def test_leaderboard_points_periods_and_opt_out(db_url: str) -> None:
             await chats.upsert_user(s, chats.UserInfo(uid, name))
 
         async def answer(uid: int, qid: str, coverage: float | None, at: datetime, chat: int = GROUP) -> None:
-            await answers.add_answer(s, ask=None, question_id=qid, user_id=uid, chat_id=chat, message_id=None,
-                                  text="…", coverage=coverage, at=at)  # fmt: skip
+            await answers.add_answer(s, answers.NewAnswer(ask=None, question_id=qid, user_id=uid, chat_id=chat,
+                                                          message_id=None, text="…", coverage=coverage, at=at))  # fmt: skip
 
         # Anna: q1 twice (best coverage 0.5 counts once) + q2 without coverage = (1 + 1) + 1 = 3
         await answer(1, "q1", 0.25, now)

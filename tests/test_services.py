@@ -16,6 +16,7 @@ from bot.db import answers as answer_store
 from bot.db import chat_store
 from bot.db.engine import Database
 from bot.services import answers, asking, chats, daily, interviews, quizzes, revealing, user_data
+from bot.services.deps import Deps
 from bot.services.grading import KeywordGrader
 from tests.conftest import shipped_catalog
 
@@ -50,10 +51,8 @@ def a_question() -> Question:
 
 async def answer(db: Database, q: Question, text: str, *, chat_id: int = USER) -> answers.Submitted:
     ask = await asking.record_ask(db, chat_id=chat_id, question_id=q.id, user_id=USER, source="q")
-    return await answers.submit(
-        db, KeywordGrader(BANK.lexicon), BANK, ask=ask, question=q, user_id=USER, chat_id=chat_id,
-        message_id=None, text=text, lang="ru", clock=clock,
-    )  # fmt: skip
+    attempt = answers.Attempt(ask, q, USER, chat_id, None, text, "ru")
+    return await answers.submit(Deps(db, KeywordGrader(BANK.lexicon), clock), BANK, attempt)
 
 
 # -- asking -----------------------------------------------------------------------------------
@@ -62,14 +61,14 @@ async def answer(db: Database, q: Question, text: str, *, chat_id: int = USER) -
 async def test_choose_next_stays_in_the_topic_and_a_new_round_is_noticed(db: Database) -> None:
     topic = next(t.id for t in BANK.topics if 2 <= len(BANK.candidates(t.id)) <= 40)
     ids = set(BANK.candidates(topic))
-    rng = random.Random(1)
+    deps = Deps(db, rng=random.Random(1))
     for n in range(len(ids)):
-        choice = await asking.choose_next(db, BANK, rng, chat_id=USER, topic=topic, chat_filter=None)
+        choice = await asking.choose_next(deps, BANK, chat_id=USER, topic=topic, chat_filter=None)
         assert choice.question is not None and choice.question.id in ids
         assert choice.source == "topic" and choice.next_topic == topic
         assert not choice.new_round, n
         await asking.record_ask(db, chat_id=USER, question_id=choice.question.id, user_id=USER, source="topic")
-    again = await asking.choose_next(db, BANK, rng, chat_id=USER, topic=topic, chat_filter=topic)
+    again = await asking.choose_next(deps, BANK, chat_id=USER, topic=topic, chat_filter=topic)
     assert again.new_round  # every question of the topic was shown once
     assert again.source == "q" and again.next_topic is None  # the chat's own filter is no explicit topic
 
@@ -114,12 +113,10 @@ async def test_an_answer_is_stored_graded_and_its_card_due_later(db: Database) -
 async def test_a_second_answer_to_the_same_ask_is_noticed_and_an_edit_kept(db: Database) -> None:
     q = a_question()
     ask = await asking.record_ask(db, chat_id=USER, question_id=q.id, user_id=USER, source="q")
-    grader = KeywordGrader(BANK.lexicon)
+    deps = Deps(db, KeywordGrader(BANK.lexicon), clock)
     for text, again in (("first try at it", False), ("second, longer try at it", True)):
-        done = await answers.submit(
-            db, grader, BANK, ask=ask, question=q, user_id=USER, chat_id=USER, message_id=50 if again else 40,
-            text=text, lang="en", clock=clock,
-        )  # fmt: skip
+        attempt = answers.Attempt(ask, q, USER, USER, 50 if again else 40, text, "en")
+        done = await answers.submit(deps, BANK, attempt)
         assert done.again is again
     assert await answers.record_edit(db, chat_id=USER, message_id=50, user_id=USER, text="edited")
     assert not await answers.record_edit(db, chat_id=USER, message_id=999, user_id=USER, text="not an answer")
@@ -169,16 +166,15 @@ async def test_an_interview_runs_answer_skip_and_report(db: Database) -> None:
     assert interviews.parse_request(CATALOG, ["стоп"]) == interviews.Request(stop=True)
     request = interviews.parse_request(CATALOG, ["2", "3m"])
     assert request == interviews.Request(size=2, time_limit=180)
-    interview = await interviews.start(db, BANK, random.Random(3), user_id=USER, chat_id=USER, request=request, now=NOW)
+    deps = Deps(db, clock=clock, rng=random.Random(3))
+    interview = await interviews.start(deps, BANK, user_id=USER, chat_id=USER, request=request)
     assert interview is not None and interview.size == 2
     assert (await interviews.open_interview(db, user_id=USER, chat_id=USER)) is not None
     q = await interviews.current_question(db, BANK, interview, now=NOW)
     assert q is not None
     ask = await interviews.record_asked(db, interview, q, now=NOW)
-    done = await answers.submit(
-        db, KeywordGrader(BANK.lexicon), BANK, ask=ask, question=q, user_id=USER, chat_id=USER, message_id=None,
-        text=q.answer, lang="ru", clock=lambda: NOW + timedelta(minutes=1),
-    )  # fmt: skip
+    later = Deps(db, KeywordGrader(BANK.lexicon), lambda: NOW + timedelta(minutes=1))
+    done = await answers.submit(later, BANK, answers.Attempt(ask, q, USER, USER, None, q.answer, "ru"))
     assert done.interview is not None and done.follow_up == ""
     assert done.interview[0].position == 1  # moved on to the next question
     skipped = await interviews.skip(db, user_id=USER, chat_id=USER, now=NOW)
@@ -192,9 +188,8 @@ async def test_an_interview_runs_answer_skip_and_report(db: Database) -> None:
 
 
 async def test_an_interview_abandoned_before_any_answer_has_no_report(db: Database) -> None:
-    interview = await interviews.start(
-        db, BANK, random.Random(4), user_id=USER, chat_id=USER, request=interviews.Request(size=1), now=NOW
-    )
+    deps = Deps(db, clock=clock, rng=random.Random(4))
+    interview = await interviews.start(deps, BANK, user_id=USER, chat_id=USER, request=interviews.Request(size=1))
     assert interview is not None
     assert await interviews.finish(db, BANK, interview, abandoned=True, now=NOW) is None
     assert await interviews.skip(db, user_id=USER, chat_id=USER, now=NOW) is None
@@ -254,7 +249,7 @@ async def test_daily_save_schedules_the_next_push_and_keeps_the_users_zone(db: D
 
 async def test_a_quiz_vote_counts_on_the_board_until_the_member_hides(db: Database) -> None:
     assert quizzes.target(CATALOG, "zzzzqqqxxy", chat_filter=None).unknown
-    quiz = await quizzes.build(db, CATALOG, random.Random(5), chat_id=GROUP, lang="ru", topic=None)
+    quiz = await quizzes.build(Deps(db, rng=random.Random(5)), CATALOG, chat_id=GROUP, lang="ru", topic=None)
     assert quiz is not None
     await quizzes.record_poll(db, quiz, poll_id="p1", chat_id=GROUP, message_id=3, source="quiz")
     voter = chat_store.UserInfo(8, "Boris")
@@ -294,7 +289,8 @@ async def test_review_stats_and_the_mini_app_agree_on_what_is_due(db: Database) 
     from sqlalchemy import update
 
     from bot.db.models import Card
-    from bot.services import webapp
+    from bot.services import webapp_progress
+    from bot.services.webapp import Viewer
 
     questions = [q for q in BANK.questions.values() if q.kind == "question"][:5]
     for q in questions:
@@ -309,7 +305,7 @@ async def test_review_stats_and_the_mini_app_agree_on_what_is_due(db: Database) 
         )
     review = await asking.due_review(db, BANK, user_id=USER, now=NOW)
     stats = await user_data.progress(db, BANK, user_id=USER, now=NOW, tz=UTC)
-    app = await webapp.progress(db, CATALOG, user_id=USER, now=NOW, tz=UTC, lang="ru", reuse=False)
+    app = await webapp_progress.progress(db, CATALOG, Viewer(USER, "ru", "UTC", UTC, True), now=NOW, reuse=False)
     assert stats is not None
     assert review.due == stats.due == app["due"]["now"] == 2
     assert review.question is not None and review.question.id == questions[1].id  # the most overdue left

@@ -292,8 +292,9 @@ async def _seed(db_url: str):  # type: ignore[no-untyped-def]
         await chats.upsert_chat(s, chats.ChatInfo(-100, "group", "Club"))
         for uid in (1, 2):
             own = await asks.record_ask(s, uid, "q463", user_id=uid, source="q", message_id=5)
-            await answers.add_answer(s, ask=own, question_id="q463", user_id=uid, chat_id=uid, message_id=6,
-                                  text=f"private {uid}", coverage=0.5, covered=[0], at=now)  # fmt: skip
+            await answers.add_answer(s, answers.NewAnswer(ask=own, question_id="q463", user_id=uid, chat_id=uid,
+                                                          message_id=6, text=f"private {uid}", coverage=0.5,
+                                                          covered=[0], at=now))  # fmt: skip
             await asks.add_reveal(s, "q463", uid, uid)
             s.add(Card(user_id=uid, question_id="q463", state="{}", due=now, reps=1, auto_rated=False))
             interview = Interview(user_id=uid, chat_id=uid, size=1, status="open", topics="", position=0,
@@ -303,8 +304,9 @@ async def _seed(db_url: str):  # type: ignore[no-untyped-def]
             s.add(InterviewItem(interview_id=interview.id, position=0, question_id="q463", skipped=False))
         group_ask = await asks.record_ask(s, -100, "q463", user_id=1, source="q", message_id=7)
         for uid in (1, 2):
-            await answers.add_answer(s, ask=group_ask, question_id="q463", user_id=uid, chat_id=-100,
-                                  message_id=8 + uid, text=f"group {uid}", at=now)  # fmt: skip
+            await answers.add_answer(s, answers.NewAnswer(ask=group_ask, question_id="q463", user_id=uid,
+                                                          chat_id=-100, message_id=8 + uid, text=f"group {uid}",
+                                                          at=now))  # fmt: skip
         quiz = {"term_id": "lora", "correct_option": 0, "source": "quiz", "created_at": now}
         s.add(Poll(id="p-private", chat_id=1, **quiz))
         s.add(Poll(id="p-group", chat_id=-100, **quiz))

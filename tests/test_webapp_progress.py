@@ -1,4 +1,4 @@
-"""The Mini App's progress screen (bot/services/webapp.py) on a database of its own: the cached
+"""The Mini App's progress screen (bot/services/webapp_progress.py) on a database of its own: the cached
 digest, extended with new answers and late grades, and the copy kept in the database (what a restart
 or another instance starts from) say what a digest made from scratch says."""
 
@@ -17,7 +17,8 @@ from bot.db import answers as answers_db
 from bot.db import cards as cards_db
 from bot.db import chat_store as chats_db
 from bot.db.engine import Database
-from bot.services import webapp
+from bot.services import webapp_progress as webapp
+from bot.services.webapp import Viewer
 from tests.conftest import shipped_bank
 
 UID = 5_001
@@ -36,11 +37,12 @@ async def add(db: Database, catalog: Catalog, rng: random.Random, n: int, *, gra
         for _ in range(n):
             q = rng.choice(questions)
             covered = [i for i in range(len(q.key_points)) if rng.random() < 0.5]
-            answer = await answers_db.add_answer(
-                session, ask=None, question_id=q.id, user_id=UID, chat_id=UID, message_id=None, text="x",
+            new = answers_db.NewAnswer(
+                ask=None, question_id=q.id, user_id=UID, chat_id=UID, message_id=None, text="x",
                 coverage=rng.random() if graded else None, covered=covered,
                 at=NOW - timedelta(days=rng.randint(0, 60), hours=rng.randint(0, 23)),
             )  # fmt: skip
+            answer = await answers_db.add_answer(session, new)
             ids.append(answer.id)
     return ids
 
@@ -58,7 +60,7 @@ async def test_extended_digest_equals_a_fresh_one(db_url: str, catalog: Catalog)
     cache = webapp.ProgressCache()
 
     async def both() -> tuple[dict[str, Any], dict[str, Any]]:
-        kwargs: dict[str, Any] = {"user_id": UID, "now": NOW, "tz": tz, "lang": "ru"}
+        kwargs: dict[str, Any] = {"viewer": Viewer(UID, "ru", "Asia/Kolkata", tz, True), "now": NOW}
         return (
             await webapp.progress(db, catalog, cache=cache, **kwargs),
             await webapp.progress(db, catalog, reuse=False, **kwargs),
@@ -105,7 +107,7 @@ async def test_a_restart_starts_from_the_stored_digest(
     rng = random.Random(5)
     async with db.write() as session:
         await chats_db.upsert_user(session, chats_db.UserInfo(UID, "Anna"))
-    kwargs: dict[str, Any] = {"user_id": UID, "now": NOW, "tz": ZoneInfo("Europe/Moscow"), "lang": "en"}
+    kwargs: dict[str, Any] = {"viewer": Viewer(UID, "en", "Europe/Moscow", ZoneInfo("Europe/Moscow"), True), "now": NOW}
     await add(db, catalog, rng, 30)
     first = await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **kwargs)
     assert first["totals"]["answers"] == 30
@@ -129,7 +131,7 @@ async def test_a_restart_starts_from_the_stored_digest(
     made_anew.clear()
 
     # another zone: its days differ, so the copy is not used (and is replaced)
-    moved = {**kwargs, "tz": ZoneInfo("America/New_York")}
+    moved = {**kwargs, "viewer": Viewer(UID, "en", "America/New_York", ZoneInfo("America/New_York"), True)}
     await webapp.progress(db, catalog, cache=webapp.ProgressCache(), **moved)
     assert made_anew == [1]
     made_anew.clear()

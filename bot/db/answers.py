@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -45,30 +46,37 @@ async def latest_text(session: Session, user_id: int, question_id: str) -> str |
     return None if found is None else str(found[1])
 
 
-def _values(
-    ask: Ask | None,
-    question_id: str,
-    user_id: int,
-    chat_id: int,
-    message_id: int | None,
-    text: str,
-    edited: bool,
-    coverage: float | None,
-    covered: Sequence[int],
-    at: datetime | None,
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class NewAnswer:
+    """An answer to store: the question (and the ask, if it answers one), who wrote it in which
+    chat and message (None: not from a message), the text, whether it is an edit, and its grade
+    when it is known (``coverage`` and the key points ``covered``)."""
+
+    ask: Ask | None
+    question_id: str
+    user_id: int
+    chat_id: int
+    message_id: int | None
+    text: str
+    edited: bool = False
+    coverage: float | None = None
+    covered: Sequence[int] = ()
+    at: datetime | None = None
+
+
+def _values(new: NewAnswer) -> dict[str, Any]:
     """An answer's columns (``covered`` as "0,2", only with a grade)."""
     return {
-        "ask_id": ask.id if ask else None,
-        "question_id": question_id,
-        "user_id": user_id,
-        "chat_id": chat_id,
-        "message_id": message_id,
-        "text": text,
-        "edited": edited,
-        "coverage": coverage,
-        "covered": ",".join(str(i) for i in covered) if coverage is not None else None,
-        "created_at": at or utcnow(),
+        "ask_id": new.ask.id if new.ask else None,
+        "question_id": new.question_id,
+        "user_id": new.user_id,
+        "chat_id": new.chat_id,
+        "message_id": new.message_id,
+        "text": new.text,
+        "edited": new.edited,
+        "coverage": new.coverage,
+        "covered": ",".join(str(i) for i in new.covered) if new.coverage is not None else None,
+        "created_at": new.at or utcnow(),
     }
 
 
@@ -85,23 +93,10 @@ async def latest_ask_answered(session: Session, user_id: int, question_id: str) 
     return (False, None) if found is None else (True, found[0])
 
 
-async def add_answer(
-    session: Session,
-    *,
-    ask: Ask | None,
-    question_id: str,
-    user_id: int,
-    chat_id: int,
-    message_id: int | None,
-    text: str,
-    edited: bool = False,
-    coverage: float | None = None,
-    covered: Sequence[int] = (),
-    at: datetime | None = None,
-) -> Answer:
+async def add_answer(session: Session, new: NewAnswer) -> Answer:
     """Store an answer (one prepared INSERT: every answer passes here); the answer returned is
     detached (for reading)."""
-    values = _values(ask, question_id, user_id, chat_id, message_id, text, edited, coverage, covered, at)
+    values = _values(new)
     answer_id = (await core(session, _INSERT(session), values)).scalar_one()
     return Answer(id=answer_id, **values)
 

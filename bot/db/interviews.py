@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select, update
@@ -20,31 +21,36 @@ async def open_interview(session: Session, user_id: int, chat_id: int) -> Interv
     )
 
 
-async def create_interview(
-    session: Session,
-    user_id: int,
-    chat_id: int,
-    question_ids: Sequence[str],
-    *,
-    topics: Sequence[str],
-    time_limit: int | None,
-    now: datetime,
-    deep: bool = False,
-) -> Interview:
+@dataclass(frozen=True, slots=True)
+class NewInterview:
+    """A mock interview to open: whose, in which chat, its questions in order, the topics asked
+    for, the seconds per question (None: no limit), when it starts, and whether the interviewer
+    asks a follow-up after each answer."""
+
+    user_id: int
+    chat_id: int
+    question_ids: Sequence[str]
+    topics: Sequence[str]
+    time_limit: int | None
+    started_at: datetime
+    deep: bool = False
+
+
+async def create_interview(session: Session, new: NewInterview) -> Interview:
     interview = Interview(
-        user_id=user_id,
-        chat_id=chat_id,
+        user_id=new.user_id,
+        chat_id=new.chat_id,
         status=InterviewStatus.OPEN,
-        topics=",".join(topics),
-        size=len(question_ids),
-        time_limit=time_limit,
-        deep=deep,
+        topics=",".join(new.topics),
+        size=len(new.question_ids),
+        time_limit=new.time_limit,
+        deep=new.deep,
         position=0,
-        started_at=now,
+        started_at=new.started_at,
     )
     session.add(interview)
     await session.flush()
-    for i, qid in enumerate(question_ids):
+    for i, qid in enumerate(new.question_ids):
         session.add(InterviewItem(interview_id=interview.id, position=i, question_id=qid, skipped=False))
     await session.flush()
     return interview

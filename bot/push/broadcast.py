@@ -37,18 +37,21 @@ async def audience(db: Database) -> list[int]:
         return await chat_store.subscribed_chat_ids(session)
 
 
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How the admin hears about a broadcast: ``show`` is called at most every ``every`` seconds of
+    ``clock``."""
+
+    show: Callable[[BroadcastReport], Awaitable[None]]
+    every: float = 5.0
+    clock: Callable[[], float] = time.monotonic
+
+
 async def broadcast(
-    channel: PushChannel,
-    db: Database,
-    pacer: Pacer,
-    text: str,
-    targets: list[int],
-    *,
-    progress: Callable[[BroadcastReport], Awaitable[None]],
-    every: float = 5.0,
-    clock: Callable[[], float] = time.monotonic,
+    channel: PushChannel, db: Database, pacer: Pacer, text: str, targets: list[int], *, progress: Progress
 ) -> BroadcastReport:
-    """Send ``text`` to ``targets``; ``progress`` hears about it at most every ``every`` seconds."""
+    """Send ``text`` to ``targets``, telling ``progress`` along the way."""
+    clock, every = progress.clock, progress.every
     report = BroadcastReport(total=len(targets))
     queue: deque[tuple[int, bool]] = deque((chat_id, False) for chat_id in targets)  # (chat, migrated)
     last_progress = clock()
@@ -75,6 +78,6 @@ async def broadcast(
                 report.failed += 1
         if clock() - last_progress > every:
             last_progress = clock()
-            await progress(report)
+            await progress.show(report)
     log.info("broadcast done: %d sent, %d failed, %d blocked", report.sent, report.failed, report.blocked)
     return report

@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.core.schedule import get_tz, occurrence, schedule_fields
 from bot.db import deliveries
-from bot.db.engine import Database
+from bot.db.engine import Database, Session
 from bot.db.models import DeliveryStatus
 
 log = logging.getLogger(__name__)
@@ -74,72 +74,12 @@ class PushPlanner:
 
     async def plan(self, now: datetime, limit: int) -> PlanResult:
         """Claim up to ``limit`` due pushes (new ones and expired leases) in one transaction."""
-        claims: list[Claim] = []
-        skipped = reclaimed = 0
         limit = min(limit, MAX_CLAIMS_PER_PLAN)
         async with self.db.write() as session:
-            chats = await deliveries.due_chats(session, now, limit)
-
-            fresh: list[dict[str, Any]] = []
-            moves: list[dict[str, Any]] = []
-            by_id: dict[int, Any] = {}
-            next_for: dict[tuple[str, int, bool, date], dict[str, Any]] = {}  # many chats share settings
-            for chat in chats:
-                zone = chat.timezone or self.default_zone
-                late = now - chat.next_push_at > self.grace
-                skipped += late
-                fresh.append(
-                    {
-                        "chat_id": chat.id,
-                        "local_date": chat.next_push_date,
-                        "due_at": chat.next_push_at,
-                        "status": DeliveryStatus.SKIPPED if late else DeliveryStatus.CLAIMED,
-                        "claimed_by": self.instance_id,
-                        "lease_until": now + self.lease,
-                        "attempts": 0 if late else 1,
-                    }
-                )
-                by_id[chat.id] = chat
-                key = (zone, chat.push_minute or 0, chat.push_weekdays_only, chat.next_push_date)
-                if key not in next_for:
-                    next_for[key] = schedule_fields(
-                        zone, key[1], key[2], now - self.grace, chat.next_push_date + timedelta(days=1)
-                    )
-                moves.append({"id": chat.id, **next_for[key]})
-            for delivery_id, chat_id, day, status, due_at in await deliveries.insert_claims(session, fresh):
-                if status != DeliveryStatus.CLAIMED:
-                    continue
-                chat = by_id[chat_id]
-                claims.append(
-                    Claim(
-                        delivery_id, chat_id, chat.type, day, due_at, chat.topic_filter, chat.push_kind, chat.language
-                    )
-                )
-            await deliveries.move_schedules(session, moves)
-
+            claims, skipped = await self._claim_due(session, now, limit)
             room = limit - len(claims)
-            if room > 0:
-                for delivery, owner in await deliveries.expired_claims(session, now, room):
-                    if now - delivery.due_at > self.grace or not owner.push_enabled:
-                        delivery.status = DeliveryStatus.SKIPPED
-                        skipped += 1
-                        continue
-                    delivery.claimed_by = self.instance_id
-                    delivery.lease_until = now + self.lease
-                    delivery.attempts += 1
-                    reclaimed += 1
-                    claims.append(
-                        Claim(
-                            delivery.id,
-                            owner.id,
-                            owner.type,
-                            delivery.local_date,
-                            delivery.due_at,
-                            owner.topic_filter,
-                            owner.push_kind,
-                            owner.language,
-                        )
-                    )
+            reclaimed, late = await self._reclaim_expired(session, now, room, claims) if room > 0 else (0, 0)
+            skipped += late
         if claims or skipped:
             log.info(
                 "push tick: %d claimed (%d re-claimed), %d skipped as too late",
@@ -148,6 +88,79 @@ class PushPlanner:
                 skipped,
             )
         return PlanResult(claims, skipped, reclaimed)
+
+    async def _claim_due(self, session: Session, now: datetime, limit: int) -> tuple[list[Claim], int]:
+        """Claim the chats whose push instant has passed (those later than the grace window are
+        recorded as skipped) and move each chat's instant to its next local day; returns the claims
+        and how many were skipped."""
+        claims: list[Claim] = []
+        skipped = 0
+        chats = await deliveries.due_chats(session, now, limit)
+        fresh: list[dict[str, Any]] = []
+        moves: list[dict[str, Any]] = []
+        by_id: dict[int, Any] = {}
+        next_for: dict[tuple[str, int, bool, date], dict[str, Any]] = {}  # many chats share settings
+        for chat in chats:
+            zone = chat.timezone or self.default_zone
+            late = now - chat.next_push_at > self.grace
+            skipped += late
+            fresh.append(
+                {
+                    "chat_id": chat.id,
+                    "local_date": chat.next_push_date,
+                    "due_at": chat.next_push_at,
+                    "status": DeliveryStatus.SKIPPED if late else DeliveryStatus.CLAIMED,
+                    "claimed_by": self.instance_id,
+                    "lease_until": now + self.lease,
+                    "attempts": 0 if late else 1,
+                }
+            )
+            by_id[chat.id] = chat
+            key = (zone, chat.push_minute or 0, chat.push_weekdays_only, chat.next_push_date)
+            if key not in next_for:
+                next_for[key] = schedule_fields(
+                    zone, key[1], key[2], now - self.grace, chat.next_push_date + timedelta(days=1)
+                )
+            moves.append({"id": chat.id, **next_for[key]})
+        for delivery_id, chat_id, day, status, due_at in await deliveries.insert_claims(session, fresh):
+            if status != DeliveryStatus.CLAIMED:
+                continue
+            chat = by_id[chat_id]
+            claims.append(
+                Claim(delivery_id, chat_id, chat.type, day, due_at, chat.topic_filter, chat.push_kind, chat.language)
+            )
+        await deliveries.move_schedules(session, moves)
+        return claims, skipped
+
+    async def _reclaim_expired(
+        self, session: Session, now: datetime, room: int, claims: list[Claim]
+    ) -> tuple[int, int]:
+        """Take back up to ``room`` claims whose lease expired (the process that held them died),
+        appending them to ``claims``; those too late now, or of a chat whose push is off, are
+        skipped. Returns how many were re-claimed and how many skipped."""
+        reclaimed = skipped = 0
+        for delivery, owner in await deliveries.expired_claims(session, now, room):
+            if now - delivery.due_at > self.grace or not owner.push_enabled:
+                delivery.status = DeliveryStatus.SKIPPED
+                skipped += 1
+                continue
+            delivery.claimed_by = self.instance_id
+            delivery.lease_until = now + self.lease
+            delivery.attempts += 1
+            reclaimed += 1
+            claims.append(
+                Claim(
+                    delivery.id,
+                    owner.id,
+                    owner.type,
+                    delivery.local_date,
+                    delivery.due_at,
+                    owner.topic_filter,
+                    owner.push_kind,
+                    owner.language,
+                )
+            )
+        return reclaimed, skipped
 
     async def mark(self, delivery_id: int, status: DeliveryStatus, error: str | None = None) -> None:
         async with self.db.write() as session:

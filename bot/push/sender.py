@@ -20,19 +20,16 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import socket
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from bot.catalog import CatalogHolder
 from bot.config import Settings
 from bot.core.picking import candidates_for, not_after, pick
 from bot.core.quiz import Quiz
 from bot.db import answers, asks, cards, chat_store, deliveries, inbox
-from bot.db.engine import Database
 from bot.db.models import AskSource, DeliveryStatus, PushKind
 from bot.metrics import Metrics
 from bot.push import outcome_actions as chats
@@ -41,6 +38,7 @@ from bot.push.outcome import Outcome, Status
 from bot.push.pacer import Pacer
 from bot.push.planner import Claim, PushPlanner, RevealDue
 from bot.services import quizzes
+from bot.services.deps import Deps
 
 log = logging.getLogger(__name__)
 
@@ -75,23 +73,22 @@ class PushService:
     def __init__(
         self,
         channel: PushChannel,
-        db: Database,
+        deps: Deps,
         catalog: CatalogHolder,
         settings: Settings,
         *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         metrics: Metrics | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         self.channel = channel
-        self.rng = rng or random.Random()
-        self.db = db
+        self.deps = deps
+        self.rng = deps.rng
+        self.db = deps.db
         self.catalog = catalog
         self.settings = settings
-        self.clock = clock
+        self.clock = deps.clock
         self.instance = instance_id()
         self.planner = PushPlanner(
-            db,
+            deps.db,
             instance_id=self.instance,
             default_zone=settings.default_timezone,
             grace=timedelta(hours=settings.push_grace_hours),
@@ -214,7 +211,7 @@ class PushService:
         quiz: Quiz | None = None
         if claim.push_kind == PushKind.QUIZ:
             topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
-            quiz = await quizzes.build(self.db, self.catalog.current, self.rng, chat_id=target, lang=lang, topic=topic)
+            quiz = await quizzes.build(self.deps, self.catalog.current, chat_id=target, lang=lang, topic=topic)
             if quiz is None:
                 await self.planner.mark(claim.delivery_id, DeliveryStatus.FAILED, "no quiz for this topic")
                 return False

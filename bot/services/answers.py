@@ -1,6 +1,6 @@
 """Answering: grade → store → FSRS review → interview step, one code path for the chat and the terminal.
 
-``submit`` is the whole flow for a message that answers a question: a follow-up of a mock
+``submit`` is the whole flow for a message that answers a question (an :class:`Attempt`): a follow-up of a mock
 interview is kept as such; otherwise the answer is graded and stored (the offline grader grades
 before the write; with the LLM examiner the answer is stored first, ``on_stored`` runs — the chat
 shows «⏳ Проверяю…» — and the grade is attached when it arrives), and an interview's current
@@ -27,7 +27,8 @@ from bot.db import voice as voice_store
 from bot.db.engine import Database
 from bot.db.models import Answer, Ask, AskSource, Interview, InterviewItem
 from bot.services import interviews
-from bot.services.grading import KeywordGrader, Outcome
+from bot.services.deps import Deps
+from bot.services.grading import Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,38 +46,47 @@ class Voice:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    """A message that answers a question: the ask it answers and its question, who wrote it in
+    which chat and message (None: a confirmed short answer, the terminal), the text, the interface
+    language (the LLM examiner answers in it), and where the text came from when it was spoken."""
+
+    ask: Ask
+    question: Question
+    user_id: int
+    chat_id: int
+    message_id: int | None
+    text: str
+    lang: str
+    voice: Voice | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Recorded:
     answer: Answer
     again: bool  # the user had already answered this ask
     interview: tuple[Interview, InterviewItem] | None  # the mock interview the ask belongs to
 
 
-async def record_answer(
-    db: Database,
-    *,
-    ask: Ask,
-    question_id: str,
-    user_id: int,
-    chat_id: int,
-    message_id: int | None,
-    text: str,
-    grade: Grade | None,
-    now: datetime,
-    voice: Voice | None = None,
-) -> Recorded:
+async def record_answer(db: Database, attempt: Attempt, *, grade: Grade | None, now: datetime) -> Recorded:
+    ask, question_id, user_id = attempt.ask, attempt.question.id, attempt.user_id
     in_interview = ask.source == AskSource.INTERVIEW  # only a mock interview's asks have items
     async with db.write() as session:
-        if message_id is not None:  # the same message handled again (after a crash): stored once
-            stored = await answers.stored_from_message(session, chat_id, message_id)
+        if attempt.message_id is not None:  # the same message handled again (after a crash): stored once
+            stored = await answers.stored_from_message(session, attempt.chat_id, attempt.message_id)
             if stored is not None:
                 item = await interview_store.item_for_ask(session, ask.id) if in_interview else None
                 return Recorded(stored, False, item)
         answered, previous_ask = await answers.latest_ask_answered(session, user_id, question_id)
         again = answered and previous_ask == ask.id
         answer = await answers.add_answer(
-            session, ask=ask, question_id=question_id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
+            session,
+            answers.NewAnswer(
+                ask, question_id, user_id, attempt.chat_id, attempt.message_id, attempt.text,
+                coverage=grade.score if grade else None, covered=grade.covered if grade else (), at=now,
+            ),
         )  # fmt: skip
+        voice = attempt.voice
         if voice is not None:
             await voice_store.set_voice(
                 session, answer.id, file_id=voice.file_id, seconds=voice.seconds, backend=voice.backend,
@@ -136,42 +146,25 @@ class Submitted:
 
 
 async def submit(
-    db: Database,
-    grader: KeywordGrader,
-    bank: Bank,
-    *,
-    ask: Ask,
-    question: Question,
-    user_id: int,
-    chat_id: int,
-    message_id: int | None,
-    text: str,
-    lang: str,
-    clock: Callable[[], datetime],
-    on_stored: Callable[[], Awaitable[object]] | None = None,
-    voice: Voice | None = None,
+    deps: Deps, bank: Bank, attempt: Attempt, *, on_stored: Callable[[], Awaitable[object]] | None = None
 ) -> Submitted:
     """Store and grade an answer, review the FSRS card, move an interview on. The answer is in the
     database before this returns (and before ``on_stored`` runs, when grading is slow)."""
-    pending = await interviews.pending_follow_up(db, ask=ask, user_id=user_id)
+    db, grader, clock = deps.db, deps.grader, deps.clock
+    question, text, user_id = attempt.question, attempt.text, attempt.user_id
+    pending = await interviews.pending_follow_up(db, ask=attempt.ask, user_id=user_id)
     if pending is not None:
         await interviews.answer_follow_up(db, *pending, text, now=clock())
         reference = interviews.follow_up_reference(bank.question(pending[1].question_id), pending[1].follow_up)
         return Submitted(follow_up_saved=True, interview=pending, follow_up_reference=reference)
     if grader.name == "keywords":
         outcome = Outcome(grader.grade_sync(question, text, bank.lexicon))
-        recorded = await record_answer(
-            db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, grade=outcome.grade, now=clock(), voice=voice,
-        )  # fmt: skip
+        recorded = await record_answer(db, attempt, grade=outcome.grade, now=clock())
     else:
-        recorded = await record_answer(
-            db, ask=ask, question_id=question.id, user_id=user_id, chat_id=chat_id, message_id=message_id,
-            text=text, grade=None, now=clock(), voice=voice,
-        )  # fmt: skip
+        recorded = await record_answer(db, attempt, grade=None, now=clock())
         if on_stored is not None:
             await on_stored()
-        outcome = await grader.grade(question, text, lang=lang, user_key=str(user_id), lexicon=bank.lexicon)
+        outcome = await grader.grade(question, text, lang=attempt.lang, user_key=str(user_id), lexicon=bank.lexicon)
         await apply_grade(db, answer=recorded.answer, grade=outcome.grade, now=clock())
     if recorded.interview is not None and interviews.is_current(*recorded.interview, user_id):
         follow_up = await interviews.record_answer(
@@ -217,8 +210,6 @@ async def record_edit(db: Database, *, chat_id: int, message_id: int, user_id: i
         if earlier is None:
             return False
         ask = await asks.get_ask(session, earlier.ask_id) if earlier.ask_id else None
-        await answers.add_answer(
-            session, ask=ask, question_id=earlier.question_id, user_id=user_id, chat_id=chat_id,
-            message_id=message_id, text=text, edited=True,
-        )  # fmt: skip
+        edit = answers.NewAnswer(ask, earlier.question_id, user_id, chat_id, message_id, text, edited=True)
+        await answers.add_answer(session, edit)
     return True

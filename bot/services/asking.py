@@ -9,7 +9,6 @@ answer will reply to.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +23,7 @@ from bot.db import answers, asks, cards
 from bot.db import chat_store as chats
 from bot.db.engine import Database
 from bot.db.models import Ask, AskSource
+from bot.services.deps import Deps
 
 SEARCH_LIMIT = 80
 
@@ -40,9 +40,8 @@ class Choice:
 
 
 async def choose_next(
-    db: Database,
+    deps: Deps,
     bank: Bank,
-    rng: random.Random,
     *,
     chat_id: int,
     topic: str | None,
@@ -57,10 +56,10 @@ async def choose_next(
         ids = candidates_for(bank, topic, include_tasks=True)
     if not ids:
         return Choice(None, source, empty_topic=topic or "")
-    async with db.read() as session:
+    async with deps.db.read() as session:
         seen = await chats.seen_counts(session, chat_id)
         previous = await chats.last_question(session, chat_id) if bank.links else None
-    qid = pick(ids, seen, rng, avoid=not_after(bank, previous))
+    qid = pick(ids, seen, deps.rng, avoid=not_after(bank, previous))
     assert qid is not None
     new_round = False
     if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
@@ -154,9 +153,8 @@ async def note_message(db: Database, ask: Ask, message_id: int) -> None:
 
 
 async def pick_and_record(
-    db: Database,
+    deps: Deps,
     bank: Bank,
-    rng: random.Random,
     *,
     chat_id: int,
     user_id: int | None,
@@ -168,12 +166,12 @@ async def pick_and_record(
     asked, in one transaction (the terminal loop). An item linked to one already asked in the
     session, or to the chat's previous question, comes only when nothing else is left. None when no
     candidate is left."""
-    async with db.write() as session:
+    async with deps.db.write() as session:
         seen = await chats.seen_counts(session, chat_id)
         previous = await chats.last_question(session, chat_id) if bank.links else None
         allowed = [c for c in candidates if c not in exclude]
         avoid = set(not_after(bank, previous)).union(*(bank.linked(qid) for qid in exclude))
-        qid = pick(allowed, seen, rng, avoid=avoid)
+        qid = pick(allowed, seen, deps.rng, avoid=avoid)
         if qid is None:
             return None
         ask = await asks.record_ask(session, chat_id, qid, user_id=user_id, source=source)

@@ -8,7 +8,6 @@ detached copy: the functions here that move it on update its ``position`` too.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +23,7 @@ from bot.db import disputes as dispute_store
 from bot.db import interviews as interview_store
 from bot.db.engine import Database
 from bot.db.models import Ask, AskSource, Interview, InterviewItem, InterviewStatus
+from bot.services.deps import Deps
 
 STOP_WORDS = frozenset({"stop", "стоп", "end", "закончить", "abandon"})
 DEEP_WORDS = frozenset({"deep", "глубоко", "подробно", "вглубь"})
@@ -70,26 +70,18 @@ async def open_interview(db: Database, *, user_id: int, chat_id: int) -> Intervi
         return await interview_store.open_interview(session, user_id, chat_id)
 
 
-async def start(
-    db: Database, bank: Bank, rng: random.Random, *, user_id: int, chat_id: int, request: Request, now: datetime
-) -> Interview | None:
+async def start(deps: Deps, bank: Bank, *, user_id: int, chat_id: int, request: Request) -> Interview | None:
     """Choose the questions (unanswered ones first) and open the session; None when none fit."""
-    async with db.read() as session:
+    async with deps.db.read() as session:
         answered = await answers.answered_per_question(session, user_id)
-    chosen = core.choose(bank, list(request.topics), request.size, rng, answered)
+    chosen = core.choose(bank, list(request.topics), request.size, deps.rng, answered)
     if not chosen:
         return None
-    async with db.write() as session:
-        return await interview_store.create_interview(
-            session,
-            user_id,
-            chat_id,
-            chosen,
-            topics=request.topics,
-            time_limit=request.time_limit,
-            now=now,
-            deep=request.deep,
-        )
+    new = interview_store.NewInterview(
+        user_id, chat_id, chosen, request.topics, request.time_limit, started_at=deps.clock(), deep=request.deep
+    )
+    async with deps.db.write() as session:
+        return await interview_store.create_interview(session, new)
 
 
 async def current_question(db: Database, bank: Bank, interview: Interview, *, now: datetime) -> Question | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -20,6 +19,7 @@ from bot.db import chat_store as chats
 from bot.db import polls
 from bot.db.engine import Database
 from bot.db.polls import BoardRow
+from bot.services.deps import Deps
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,8 @@ def target(catalog: Catalog, text: str, *, chat_filter: str | None) -> Target:
 
 
 async def build(
-    db: Database,
+    deps: Deps,
     catalog: Catalog,
-    rng: random.Random,
     *,
     chat_id: int,
     lang: str,
@@ -65,10 +64,10 @@ async def build(
     bank = catalog.bank
     term = bank.term(term_id) if term_id else None
     if term is not None:
-        return quiz_for_term(bank, term, rng, lang=lang, topic=topic)
-    async with db.read() as session:
+        return quiz_for_term(bank, term, deps.rng, lang=lang, topic=topic)
+    async with deps.db.read() as session:
         seen = await polls.quizzed_terms(session, chat_id)
-    return make_quiz(bank, rng, lang=lang, topic=topic, seen=seen)
+    return make_quiz(bank, deps.rng, lang=lang, topic=topic, seen=seen)
 
 
 async def record_poll(

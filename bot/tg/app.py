@@ -40,6 +40,7 @@ from bot.metrics import Metrics
 from bot.push.sender import PushService
 from bot.services import grading
 from bot.services import voice as voice_answers
+from bot.services.deps import Deps, utcnow
 from bot.services.graders import build_grader
 from bot.tg.context import Ctx, Services
 from bot.tg.handlers import (
@@ -79,12 +80,10 @@ def _start_pushes(app: Application[Any, Any, Any, Any, Any, Any], services: Serv
         return
     services.push = PushService(
         TelegramPushChannel(app.bot, paid_broadcast=settings.paid_broadcast),
-        services.db,
+        services.deps,
         services.catalog_holder,
         settings,
-        clock=services.clock,
         metrics=services.metrics,
-        rng=services.rng,
     )
     services.push.start()
     assert app.job_queue is not None
@@ -171,14 +170,11 @@ def build_application(
     database = db or Database(settings.database_url)
     services = Services(
         settings=settings,
-        db=database,
+        deps=Deps(database, build_grader(settings, db=database), clock or utcnow),
         catalog_holder=CatalogHolder(Catalog.build(bank)),
         metrics=Metrics(),
-        grader=build_grader(settings, db=database),
         voice=voice_answers.build(settings, database),
     )
-    if clock is not None:
-        services.clock = clock
     services.inbox = Inbox(app, database, services.clock, raw=raw_updates)
     processor.on_done = lambda update: services.inbox.done(update.update_id)  # type: ignore[union-attr]
     app.bot_data["services"] = services

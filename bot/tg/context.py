@@ -7,7 +7,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from telegram.ext import Application, CallbackContext, ExtBot
@@ -15,6 +15,7 @@ from telegram.ext import Application, CallbackContext, ExtBot
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings
 from bot.db.engine import Database
+from bot.services.deps import Deps
 from bot.services.grading import KeywordGrader
 
 if TYPE_CHECKING:
@@ -25,22 +26,18 @@ if TYPE_CHECKING:
     from bot.tg.inbox import Inbox
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass
 class Services:
+    """The use cases' shared dependencies (``deps``, built once by ``tg/app.py``), the current
+    bank with its indexes, and the Telegram side's own state."""
+
     settings: Settings
-    db: Database
+    deps: Deps
     catalog_holder: CatalogHolder
-    rng: random.Random = field(default_factory=random.Random)
-    clock: Callable[[], datetime] = _utcnow
     # chat/user ids upserted recently: id -> monotonic time (saves a write per update)
     touched: dict[tuple[int, int], float] = field(default_factory=dict)
     push: PushService | None = None
     metrics: Metrics | None = None
-    grader: KeywordGrader = field(default_factory=KeywordGrader)
     inbox: Inbox | None = None
     warm_up: asyncio.Task[None] | None = None  # the grader's phrases prepared after start-up
     voice: VoiceAnswers | None = None  # voice answers (None: off)
@@ -48,6 +45,22 @@ class Services:
     @property
     def catalog(self) -> Catalog:
         return self.catalog_holder.current
+
+    @property
+    def db(self) -> Database:
+        return self.deps.db
+
+    @property
+    def grader(self) -> KeywordGrader:
+        return self.deps.grader
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.deps.clock
+
+    @property
+    def rng(self) -> random.Random:
+        return self.deps.rng
 
     def recently_touched(self, key: tuple[int, int], ttl: float = 600.0) -> bool:
         now = time.monotonic()

@@ -8,6 +8,7 @@ requests and the sender pauses its own pacing and retries the message itself.
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message
@@ -49,16 +50,28 @@ async def attempt(request: Awaitable[Message]) -> Outcome:
     return Outcome.sent(message.message_id, message.poll.id if message.poll is not None else None)
 
 
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a bulk text is sent: Telegram HTML or plain text (``html``), with link previews or not
+    (``no_preview``), as a paid broadcast (``paid``: beyond the free rate, PAID_BROADCAST)."""
+
+    html: bool = False
+    no_preview: bool = False
+    paid: bool = False
+
+
+PLAIN = Style()  # the admin's broadcast text, as typed
+HTML = Style(html=True)
+
+
 async def send(
     bot: ExtBot[Any],
     chat_id: int,
     text: str,
     *,
-    html: bool = False,
+    style: Style = PLAIN,
     keyboard: InlineKeyboardMarkup | None = None,
     reply_to: int | None = None,
-    no_preview: bool = False,
-    paid: bool = False,
 ) -> Outcome:
     """Send one text message under the bulk policy."""
     return await attempt(
@@ -66,11 +79,11 @@ async def send(
             chat_id,
             text,
             # explicit either way: ``None`` overrides the Defaults (tg/app.py) of HTML without previews
-            parse_mode=ParseMode.HTML if html else None,
+            parse_mode=ParseMode.HTML if style.html else None,
             reply_markup=keyboard,
             reply_to_message_id=reply_to,
-            link_preview_options=NO_PREVIEW if no_preview else None,
-            allow_paid_broadcast=paid or None,
+            link_preview_options=NO_PREVIEW if style.no_preview else None,
+            allow_paid_broadcast=style.paid or None,
             rate_limit_args=NO_RETRY,
         )
     )

@@ -31,6 +31,8 @@ from bot.i18n import section
 from bot.push.outcome import Status
 from bot.services import asking, chats
 from bot.services import webapp as service
+from bot.services import webapp_bank as bank_service
+from bot.services import webapp_progress as progress_service
 from bot.services.webapp import Viewer
 from bot.tg import delivery
 from bot.tg.context import Services
@@ -105,7 +107,7 @@ class MiniApp:
         self.assets = load_assets()
         self._members: dict[tuple[int, int], tuple[bool, float]] = {}
         self._asks: dict[int, SlidingWindow] = {}  # per user: the Mini App's sends to their chat
-        self.progress_cache = service.ProgressCache()
+        self.progress_cache = progress_service.ProgressCache()
 
     def add_routes(self, web_app: web.Application) -> None:
         r = web_app.router
@@ -210,37 +212,35 @@ class MiniApp:
 
     async def progress(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
         s = self.services
-        data = await service.progress(
-            s.db, s.catalog, user_id=user.id, now=s.clock(), tz=viewer.tz, lang=viewer.lang, cache=self.progress_cache
-        )
+        data = await progress_service.progress(s.db, s.catalog, viewer, now=s.clock(), cache=self.progress_cache)
         return _json(request, data)
 
     async def topics(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
-        done = await service.answered(self.services.db, user_id=user.id)
-        return _json(request, {"topics": service.topics(self.services.catalog, viewer.lang, done)})
+        done = await bank_service.answered(self.services.db, user_id=user.id)
+        return _json(request, {"topics": bank_service.topics(self.services.catalog, viewer.lang, done)})
 
     async def topic(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
-        done = await service.answered(self.services.db, user_id=user.id)
-        found = service.topic(self.services.catalog, request.match_info["topic"], viewer.lang, done)
+        done = await bank_service.answered(self.services.db, user_id=user.id)
+        found = bank_service.topic(self.services.catalog, request.match_info["topic"], viewer.lang, done)
         return _json(request, found) if found else _error(request, 404, "not_found")
 
     async def search(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
         query = request.query.get("q", "").strip()[:MAX_QUERY]
-        done = await service.answered(self.services.db, user_id=user.id)
-        found = service.search(self.services.catalog, query, viewer.lang, done) if query else []
+        done = await bank_service.answered(self.services.db, user_id=user.id)
+        found = bank_service.search(self.services.catalog, query, viewer.lang, done) if query else []
         return _json(request, {"query": query, "questions": found})
 
     async def question(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
-        done = await service.answered(self.services.db, user_id=user.id)
-        found = service.question(self.services.catalog, request.match_info["question"], viewer.lang, done)
+        done = await bank_service.answered(self.services.db, user_id=user.id)
+        found = bank_service.question(self.services.catalog, request.match_info["question"], viewer.lang, done)
         return _json(request, found) if found else _error(request, 404, "not_found")
 
     async def glossary(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
-        return _json(request, service.glossary(self.services.catalog, viewer.lang))
+        return _json(request, bank_service.glossary(self.services.catalog, viewer.lang))
 
     async def term(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
-        done = await service.answered(self.services.db, user_id=user.id)
-        found = service.term(self.services.catalog, request.match_info["term"], viewer.lang, done)
+        done = await bank_service.answered(self.services.db, user_id=user.id)
+        found = bank_service.term(self.services.catalog, request.match_info["term"], viewer.lang, done)
         return _json(request, found) if found else _error(request, 404, "not_found")
 
     async def answers(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
@@ -256,9 +256,8 @@ class MiniApp:
             return _error(request, 400, "bad_cursor")
         s = self.services
         data = await service.my_answers(
-            s.db, s.catalog, user_id=user.id, tz=viewer.tz, lang=viewer.lang, topic_id=topic, grade=grade,
-            before=int(before) if before else None,
-        )  # fmt: skip
+            s.db, s.catalog, viewer, topic_id=topic, grade=grade, before=int(before) if before else None
+        )
         return _json(request, data)
 
     async def board(self, request: web.Request, user: WebAppUser, viewer: Viewer) -> web.Response:
@@ -289,7 +288,7 @@ class MiniApp:
             return _error(request, 409, "start_bot")
         view = question_view(q, s.catalog.bank, viewer.lang, group=False)
         ask = await asking.record_ask(s.db, chat_id=user.id, question_id=q.id, user_id=user.id, source=AskSource.WEBAPP)
-        outcome = await delivery.send(self.app.bot, user.id, view.text, html=True, keyboard=view.keyboard)
+        outcome = await delivery.send(self.app.bot, user.id, view.text, style=delivery.HTML, keyboard=view.keyboard)
         if outcome.message_id is None:
             await asking.cancel_ask(s.db, ask, previous_pending=chat_row.pending_ask_id)
             log.info("Mini App could not ask in chat %s: %s", user.id, outcome.status)

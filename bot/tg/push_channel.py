@@ -20,13 +20,11 @@ from bot.tg.views import answer_views, question_view
 class TelegramPushChannel:
     def __init__(self, bot: ExtBot[Any], *, paid_broadcast: bool = False) -> None:
         self.bot = bot
-        self.paid = paid_broadcast
+        self.question_style = delivery.Style(html=True, no_preview=True, paid=paid_broadcast)
 
     async def send_question(self, chat_id: int, question: Question, bank: Bank, lang: str, *, group: bool) -> Outcome:
         view = question_view(question, bank, lang, group=group, note=t(lang, "daily.note"))
-        return await delivery.send(
-            self.bot, chat_id, view.text, html=True, keyboard=view.keyboard, no_preview=True, paid=self.paid
-        )
+        return await delivery.send(self.bot, chat_id, view.text, style=self.question_style, keyboard=view.keyboard)
 
     async def send_quiz(self, chat_id: int, quiz: Quiz) -> Outcome:
         return await delivery.attempt(post_quiz(self.bot, chat_id, quiz, rate_limit_args=NO_RETRY))
@@ -38,8 +36,9 @@ class TelegramPushChannel:
         outcome = Outcome.failed(Status.REJECTED, "nothing to send")
         for i, view in enumerate(views):
             outcome = await delivery.send(
-                self.bot, chat_id, view.text, html=True, keyboard=view.keyboard, reply_to=reply_to if i == 0 else None
-            )
+                self.bot, chat_id, view.text, style=delivery.HTML, keyboard=view.keyboard,
+                reply_to=reply_to if i == 0 else None,
+            )  # fmt: skip
             if not outcome.ok:
                 break
         return outcome

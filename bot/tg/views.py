@@ -357,42 +357,52 @@ def self_assessment_row(q: Question, lang: str, answerer: int | None = None) -> 
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class FeedbackButtons:
+    """The buttons under an answer's feedback: «Это не ошибка» under the offline grader's charges
+    of a stored answer (``answer_id``); the self-assessment (``rate``: False once the user has rated
+    themselves; ``answerer``: a group's answer, only its author may rate it); «Показать ответ»
+    (``reveal``); and «Следующий» (``next_op`` "n", in ``next_topic`` when one was asked for) or
+    «Следующий на повторение» ("rv"), or neither (None)."""
+
+    answer_id: int | None = None
+    rate: bool = True
+    answerer: int | None = None
+    reveal: bool = True
+    next_op: str | None = "n"
+    next_topic: str | None = None
+
+
 def feedback_view(
     q: Question,
     grade: Grade,
     lang: str,
     *,
     head: str,
-    next_op: str | None = "n",
-    with_reveal: bool = True,
     fallback: str = "",
-    next_topic: str | None = None,
-    answerer: int | None = None,
-    answer_id: int | None = None,
     disputed: Sequence[str] = (),
-    rate: bool = True,
+    buttons: FeedbackButtons = FeedbackButtons(),
 ) -> View:
     """What the user sees after an answer: the score, mistakes with corrections, covered key points,
-    hints for the missed ones, «Это не ошибка» under the offline grader's charges of a stored answer
-    (``answer_id``), and the self-assessment buttons (``answerer``: a group's answer; ``rate``:
-    False once the user has rated themselves)."""
+    hints for the missed ones (``fallback``: why the LLM examiner did not grade it; ``disputed``:
+    charges the user disputed), and the ``buttons``."""
     lines = [head]
     found = feedback_lines(q, grade, lang, fallback=fallback, disputed=disputed)
     fitted = _fit([line.text for line in found], TELEGRAM_TEXT_LIMIT - len(head) - 200)
     for line, raw in zip(found, fitted, strict=True):
         text = inline_html(raw)  # key points and corrections carry `code`
         lines.append(f"<b>{text}</b>" if line.kind == "score" else text)
-    rows = dispute_rows(grade, lang, answer_id)
-    if rate:
+    rows = dispute_rows(grade, lang, buttons.answer_id)
+    if buttons.rate:
         lines.append("")
         lines.append(t(lang, "practice.rate_yourself"))
-        rows.append(self_assessment_row(q, lang, answerer))
+        rows.append(self_assessment_row(q, lang, buttons.answerer))
     tail = []
-    if with_reveal:
+    if buttons.reveal:
         tail.append(_btn(t(lang, "btn.reveal"), Reveal(q.id)))
-    if next_op == "n":
-        tail.append(next_button(lang, next_topic))
-    elif next_op == "rv":
+    if buttons.next_op == "n":
+        tail.append(next_button(lang, buttons.next_topic))
+    elif buttons.next_op == "rv":
         tail.append(_btn(t(lang, "practice.next_review"), NextReview()))
     if tail:
         rows.append(tail)

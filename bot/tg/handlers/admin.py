@@ -143,7 +143,7 @@ async def _run_broadcast(context: Ctx, progress: Message, text: str, targets: li
     async def show(report: broadcast.BroadcastReport) -> None:
         await _edit(progress, t(lang, "admin.broadcast_progress", done=report.done, total=report.total))
 
-    report = await broadcast.broadcast(channel, s.db, pacer, text, targets, progress=show)
+    report = await broadcast.broadcast(channel, s.db, pacer, text, targets, progress=broadcast.Progress(show))
     await _edit(progress, t(lang, "admin.broadcast_done", sent=report.sent, failed=report.failed,
                             blocked=report.blocked, total=report.total))  # fmt: skip
 

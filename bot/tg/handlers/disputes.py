@@ -14,7 +14,7 @@ from bot.services.feedback import MARKS
 from bot.tg.callbacks import Dispute, SelfAssess, decode
 from bot.tg.common import answer_query
 from bot.tg.context import Ctx
-from bot.tg.views import dispute_rows, feedback_view
+from bot.tg.views import FeedbackButtons, dispute_rows, feedback_view
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ async def cb_dispute(update: Update, context: Ctx, data: Dispute) -> None:
     kinds = [[decode(b.callback_data) if isinstance(b.callback_data, str) else None for b in row] for row in rows]
     kept = [row for row, k in zip(rows, kinds, strict=True) if not any(isinstance(x, Dispute) for x in k)]
     rate = any(isinstance(x, SelfAssess) for k in kinds for x in k)
+    buttons = FeedbackButtons(answer_id=done.answer_id, rate=False, reveal=False, next_op=None)
     view = feedback_view(
-        done.question, done.grade, lang, head=_head(message, done, lang), next_op=None, with_reveal=False,
-        answer_id=done.answer_id, disputed=done.disputed, rate=False,
-    )  # fmt: skip
+        done.question, done.grade, lang, head=_head(message, done, lang), disputed=done.disputed, buttons=buttons
+    )
     text = view.text
     if rate:
         text += "\n\n" + t(lang, "practice.rate_yourself")

@@ -20,7 +20,7 @@ from bot.services.feedback import MARKS, charge_lines, charges
 from bot.tg.callbacks import Dispute, InterviewAction, Reveal
 from bot.tg.common import command_args, is_group, reply, reply_text, send_view, show
 from bot.tg.context import Ctx
-from bot.tg.views import View, feedback_view, question_view
+from bot.tg.views import FeedbackButtons, View, feedback_view, question_view
 
 GRADE_KEYS = {3: "practice.knew", 2: "practice.partly", 1: "practice.didnt"}
 
@@ -54,9 +54,7 @@ async def cmd_interview(update: Update, context: Ctx) -> None:
     if request is None:
         await reply_text(update, t(lang, "interview.usage"))
         return
-    interview = await interviews.start(
-        s.db, s.catalog.bank, s.rng, user_id=user.id, chat_id=chat.id, request=request, now=s.clock()
-    )
+    interview = await interviews.start(s.deps, s.catalog.bank, user_id=user.id, chat_id=chat.id, request=request)
     if interview is None:
         await reply_text(update, t(lang, "interview.no_questions"))
         return
@@ -119,10 +117,10 @@ async def after_interview_answer(
     grade = done.outcome.grade
     q = context.services.catalog.bank.questions[item.question_id]
     head = prefix + f"{MARKS[grade.verdict]} " + t(lang, "interview.header", n=item.position + 1, size=interview.size)
+    buttons = FeedbackButtons(answer_id=done.answer_id, reveal=False, next_op=None)
     view = feedback_view(
-        q, replace(grade, follow_up=""), lang, head=head, next_op=None, with_reveal=False,
-        fallback=done.outcome.fallback, answer_id=done.answer_id,
-    )  # fmt: skip
+        q, replace(grade, follow_up=""), lang, head=head, fallback=done.outcome.fallback, buttons=buttons
+    )
     shown = await show(update, view, status)
     if done.follow_up:
         await reply_text(update, t(lang, "interview.follow_up", question=inline_html(done.follow_up)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 from telegram import Message, Update
 from telegram.constants import ChatAction, ChatType
@@ -39,6 +40,7 @@ from bot.tg.common import (
 )
 from bot.tg.context import Ctx
 from bot.tg.views import (
+    FeedbackButtons,
     View,
     answer_views,
     confirm_short_view,
@@ -58,7 +60,7 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     assert chat is not None
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
     choice = await asking.choose_next(
-        s.db, s.catalog.bank, s.rng, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
+        s.deps, s.catalog.bank, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
     )
     if choice.question is None:
         topic_obj = s.catalog.bank.topic(choice.empty_topic or "")
@@ -177,8 +179,8 @@ async def _corrects_transcript(update: Update, context: Ctx, message: Message, u
         return True
     text = message.text or ""
     voice = answers.Voice(spoken.voice_file_id, spoken.voice_seconds, spoken.stt_backend, corrects_id=spoken.id)
-    head = t(context.lang, "voice.corrected")
-    await submit_answer(update, context, ask, q, text, message.message_id, voice=voice, head=head)
+    correction = Spoken(voice, head=t(context.lang, "voice.corrected"))
+    await submit_answer(update, context, ask, q, text, message.message_id, correction)
     return True
 
 
@@ -202,6 +204,18 @@ async def cb_confirm_short(update: Update, context: Ctx, data: ConfirmShort | Dr
     await submit_answer(update, context, ask, q, data.text, None)
 
 
+@dataclass(frozen=True, slots=True)
+class Spoken:
+    """How a spoken answer is shown with its feedback: ``voice`` is stored with the answer; a voice
+    message's «🎙 Расшифровываю…» (``status``) is edited into ``prefix`` (the transcript) above the
+    feedback; ``head`` replaces the «answer saved» line (a typed correction of a transcript)."""
+
+    voice: answers.Voice
+    status: Message | None = None
+    prefix: str = ""
+    head: str = ""
+
+
 async def submit_answer(
     update: Update,
     context: Ctx,
@@ -209,26 +223,21 @@ async def submit_answer(
     q: Question,
     text: str,
     message_id: int | None,
-    *,
-    status: Message | None = None,
-    prefix: str = "",
-    voice: answers.Voice | None = None,
-    head: str = "",
+    spoken: Spoken | None = None,
 ) -> Message | None:
     """Store the answer, grade it, review the card, reply with feedback (or move the interview on).
     With the LLM examiner, the answer is stored first and «⏳ Проверяю…» is edited into the result.
 
-    A voice answer passes the «🎙 Расшифровываю…» message as ``status`` (edited into ``prefix``, the
-    transcript, above the feedback) and its ``voice``; the message that shows the transcript is
+    A voice answer passes how it is shown (``spoken``); the message that shows the transcript is
     noted, so a text reply to it corrects the transcript. Returns the message with the feedback."""
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
     s = context.services
+    voice, status = (spoken.voice, spoken.status) if spoken else (None, None)
+    prefix, head = (spoken.prefix, spoken.head) if spoken else ("", "")
     checking = _Checking(update, context, status, prefix)
-    done = await answers.submit(
-        s.db, s.grader, s.catalog.bank, ask=ask, question=q, user_id=user.id, chat_id=chat.id,
-        message_id=message_id, text=text, lang=context.lang, clock=s.clock, on_stored=checking, voice=voice,
-    )  # fmt: skip
+    attempt = answers.Attempt(ask, q, user.id, chat.id, message_id, text, context.lang, voice)
+    done = await answers.submit(s.deps, s.catalog.bank, attempt, on_stored=checking)
     if s.metrics is not None and not done.follow_up_saved:
         s.metrics.answers.inc()
     if done.follow_up_saved or done.interview is not None:
@@ -272,11 +281,14 @@ class _Checking:
 def _feedback(update: Update, context: Ctx, ask: Ask, q: Question, done: answers.Submitted, head: str) -> View:
     user = update.effective_user
     assert done.outcome is not None and user is not None
-    return feedback_view(
-        q, done.outcome.grade, context.lang, head=head, next_op="rv" if ask.source == AskSource.REVIEW else "n",
-        fallback=done.outcome.fallback, next_topic=q.topic if ask.source == AskSource.TOPIC else None,
-        answerer=user.id if is_group(update) else None, answer_id=done.answer_id,
-    )  # fmt: skip
+    buttons = FeedbackButtons(
+        next_op="rv" if ask.source == AskSource.REVIEW else "n",
+        next_topic=q.topic if ask.source == AskSource.TOPIC else None,
+        answerer=user.id if is_group(update) else None,
+        answer_id=done.answer_id,
+    )
+    grade, fallback = done.outcome.grade, done.outcome.fallback
+    return feedback_view(q, grade, context.lang, head=head, fallback=fallback, buttons=buttons)
 
 
 async def on_edited_answer(update: Update, context: Ctx) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import logging
-import random
 from collections.abc import Coroutine
 from datetime import date
 from typing import Any, Literal, cast
@@ -16,9 +15,7 @@ from telegram.error import BadRequest
 from telegram.ext import ExtBot, PollAnswerHandler
 
 from bot.bank.markdown import escape
-from bot.catalog import Catalog
 from bot.core.quiz import Quiz
-from bot.db.engine import Database
 from bot.db.models import AskSource
 from bot.db.polls import BoardRow
 from bot.i18n import counted, t
@@ -63,29 +60,21 @@ def post_quiz(
 
 
 async def send_quiz_poll(
-    bot: ExtBot[Any],
-    db: Database,
-    catalog: Catalog,
-    chat_id: int,
-    lang: str,
-    rng: random.Random,
-    *,
-    source: str,
-    topic: str | None,
-    term_id: str | None = None,
+    context: Ctx, chat_id: int, *, source: str, topic: str | None, term_id: str | None = None
 ) -> Message | None:
-    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) and
-    record it. ``None`` when no quiz can be built (a topic without glossary terms). Telegram errors
-    propagate to the caller."""
-    quiz = await quizzes.build(db, catalog, rng, chat_id=chat_id, lang=lang, topic=topic, term_id=term_id)
+    """Send a quiz poll to ``chat_id`` (a least-quizzed term of ``topic``, or ``term_id``) in the
+    context's language and record it. ``None`` when no quiz can be built (a topic without glossary
+    terms). Telegram errors propagate to the caller."""
+    s = context.services
+    quiz = await quizzes.build(s.deps, s.catalog, chat_id=chat_id, lang=context.lang, topic=topic, term_id=term_id)
     if quiz is None:
         return None
-    message = await post_quiz(bot, chat_id, quiz)
+    message = await post_quiz(context.bot, chat_id, quiz)
     if message.poll is None:  # pragma: no cover - Telegram always returns the poll
         log.warning("sendPoll to %s returned no poll", chat_id)
         return message
     await quizzes.record_poll(
-        db, quiz, poll_id=message.poll.id, chat_id=chat_id, message_id=message.message_id, source=source
+        s.db, quiz, poll_id=message.poll.id, chat_id=chat_id, message_id=message.message_id, source=source
     )
     return message
 
@@ -105,10 +94,7 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
     if found.unknown:
         await reply_text(update, t(context.lang, "quiz.unknown_topic", topic=escape(arg)))
         return
-    message = await send_quiz_poll(
-        context.bot, s.db, s.catalog, chat.id, context.lang, s.rng, source=AskSource.QUIZ, topic=found.topic,
-        term_id=found.term_id,
-    )  # fmt: skip
+    message = await send_quiz_poll(context, chat.id, source=AskSource.QUIZ, topic=found.topic, term_id=found.term_id)
     if message is None:
         topic = s.catalog.bank.topic(found.topic or "")
         name = topic.title(context.lang) if topic else (found.topic or "")

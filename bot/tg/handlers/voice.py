@@ -31,7 +31,7 @@ from bot.services import answers
 from bot.services.voice import Audio, Refusal, SttError, VoiceAnswers
 from bot.tg.common import is_group, reply_text, show
 from bot.tg.context import Ctx
-from bot.tg.handlers.questions import pending_ask, submit_answer
+from bot.tg.handlers.questions import Spoken, pending_ask, submit_answer
 from bot.tg.views import View
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,5 @@ async def on_voice(update: Update, context: Ctx) -> None:
         return
     shown_in = status.message_id if status is not None else None
     voice = answers.Voice(audio.file_id, audio.seconds, heard.backend, shown_in=shown_in)
-    await submit_answer(
-        update, context, ask, q, heard.text, message.message_id, status=status,
-        prefix=transcript_html(heard.text, context.lang), voice=voice,
-    )  # fmt: skip
+    spoken = Spoken(voice, status, prefix=transcript_html(heard.text, context.lang))
+    await submit_answer(update, context, ask, q, heard.text, message.message_id, spoken)
