@@ -352,7 +352,8 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
     """Whether a segment opens somebody else's belief that the answer goes on to refute or deny."""
     if any(w in _BELIEF for w in raw) and (
         sentence_words & _WRONG
-        or any(w in {"думают", "считают", "полагают", "верят", "think", "believe", "мнение"} for w in raw)
+        or any(w in {"думают", "полагают", "верят", "think", "believe", "мнение"} for w in raw)
+        or _believes(raw)
     ):
         return True
     if _STRONG & set(raw):  # «миф, что …», «ошибочно считать», «заблуждение — …»
@@ -367,6 +368,15 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
         a in {"не", "not", "doesn", "does", "t"} and b in _IMPLY for a, b in _bigrams(raw)
     )  # «не значит», «не означает», "doesn't mean", "not true"
     return negated_imply
+
+
+def _believes(raw: Sequence[str]) -> bool:
+    """«считают, что …», «считают: …» — a belief; not «loss считают по всей последовательности»,
+    where «считают» is «compute» (the segment goes on with what is computed)."""
+    for i, w in enumerate(raw):
+        if w == "считают":
+            return i == len(raw) - 1 or raw[i + 1] == "что"
+    return False
 
 
 _WARN: Final = frozenset(

@@ -1,0 +1,20 @@
+"""«считают» is a belief only when what follows is somebody's view («считают, что …»), not when it
+means «compute» («loss считают по ответу»): an answer that computes the wrong thing is charged."""
+
+from __future__ import annotations
+
+from bot.core.frames import Frame
+from bot.core.reading import read_sentences
+
+
+def _frames(text: str) -> set[Frame]:
+    return {f for s in read_sentences(text) for _, _, _, f in s.words}
+
+
+def test_counting_is_the_answers_own_claim() -> None:
+    assert _frames("Loss считают по всей последовательности, включая промпт.") == {Frame.ASSERTED}
+
+
+def test_a_belief_introduced_by_schitayut_is_distanced() -> None:
+    assert Frame.DISTANCED in _frames("Считают, что loss берут по всей последовательности, но это не так.")
+    assert Frame.DISTANCED in _frames("Многие считают, что loss берут по всей последовательности.")
