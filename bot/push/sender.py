@@ -187,7 +187,7 @@ class PushService:
     async def _pick_question(self, claim: Claim) -> str | None:
         """Due spaced-repetition questions first (private chats: the chat is the user), then a
         least-seen question from the chat's topic filter."""
-        bank = self.catalog.current.bank
+        bank = self.catalog.bank
         topic = claim.topic_filter if bank.topic(claim.topic_filter or "") else None
         candidates = candidates_for(bank, topic)
         async with self.db.read() as session:
@@ -205,7 +205,7 @@ class PushService:
         """Send one claimed push and record what became of it. True when it went back to the queue
         (still in flight)."""
         target = chat_id or claim.chat_id
-        bank = self.catalog.current.bank
+        bank = self.catalog.bank
         lang = claim.language or self.settings.default_language
         qid: str | None = None
         quiz: Quiz | None = None
@@ -295,7 +295,7 @@ class PushService:
         self.stats.fail("forbidden")
 
     async def _reveal(self, item: RevealDue) -> None:
-        bank = self.catalog.current.bank
+        bank = self.catalog.bank
         q = bank.question(item.question_id)
         if q is None:
             return

@@ -26,7 +26,7 @@ from telegram.ext import (
 )
 
 from bot.bank import Bank
-from bot.catalog import Catalog, CatalogHolder
+from bot.catalog import CatalogHolder
 from bot.config import Settings, SettingsError
 from bot.db.engine import (
     DATABASE_ERRORS,
@@ -110,7 +110,7 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await app.bot.set_my_commands(start.bot_commands(default, names), scope=scope)
     await app.bot.set_my_commands(start.bot_commands(default))
     await set_menu_button(app.bot, services.settings)
-    log.info("bot @%s started; bank: %s", app.bot.username, services.catalog.bank.summary())
+    log.info("bot @%s started; bank: %s", app.bot.username, services.bank.summary())
 
 
 async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -171,7 +171,7 @@ def build_application(
     services = Services(
         settings=settings,
         deps=Deps(database, build_grader(settings, db=database), clock or utcnow),
-        catalog_holder=CatalogHolder(Catalog.build(bank)),
+        catalog_holder=CatalogHolder.of_bank(bank),
         metrics=Metrics(),
         voice=voice_answers.build(settings, database),
     )
@@ -269,8 +269,16 @@ async def _start_up(app: Application[Any, Any, Any, Any, Any, Any], settings: Se
     assert services.inbox is not None
     services.inbox.start()
     await services.inbox.replay()
-    services.warm_up = asyncio.create_task(grading.warm_up(services.catalog.bank), name="grader warm-up")
+    services.warm_up = asyncio.create_task(grading.warm_up(services.bank), name="grader warm-up")
     return True
+
+
+async def _warm_up(services: Services) -> None:
+    """After the bot is answering: the search and glossary indexes and the grader's dictionaries (in a
+    thread, so the loop keeps answering; an update that needs them meanwhile waits for them), then the
+    grader's phrases in slices (:func:`bot.services.grading.warm_up`)."""
+    await asyncio.to_thread(services.catalog_holder.prepare)
+    await grading.warm_up(services.bank)
 
 
 async def _open_intake(

@@ -123,7 +123,7 @@ async def ask_question(
     user = update.effective_user
     s = context.services
     view = question_view(
-        q, s.catalog.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic,
+        q, s.bank, context.lang, group=is_group(update), note=note, next_topic=next_topic,
         next_search=next_search,
     )  # fmt: skip
     previous = context.chat_row.pending_ask_id if context.chat_row else None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from telegram.ext import Application, CallbackContext, ExtBot
 
+from bot.bank import Bank
 from bot.catalog import Catalog, CatalogHolder
 from bot.config import Settings
 from bot.db.engine import Database
@@ -44,7 +45,13 @@ class Services:
 
     @property
     def catalog(self) -> Catalog:
+        """The bank with its search and glossary indexes (built on first use after start-up)."""
         return self.catalog_holder.current
+
+    @property
+    def bank(self) -> Bank:
+        """The current bank, without waiting for its indexes."""
+        return self.catalog_holder.bank
 
     @property
     def db(self) -> Database:

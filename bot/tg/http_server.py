@@ -137,7 +137,7 @@ class WebServer:
             "ok": db_ok and tick_ok,
             "database": db_ok,
             "bank": {
-                "questions": len(s.catalog.bank.questions),
+                "questions": len(s.bank.questions),
                 "loaded_at": s.catalog.loaded_at.isoformat(),
             },
             "sender": push is not None,

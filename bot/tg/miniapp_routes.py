@@ -247,7 +247,7 @@ class MiniApp:
         q = request.query
         before = q.get("before", "")
         topic = q.get("topic") or None
-        if topic is not None and self.services.catalog.bank.topic(topic) is None:
+        if topic is not None and self.services.bank.topic(topic) is None:
             return _error(request, 400, "bad_topic")
         grade = q.get("grade") or None
         if grade is not None and grade not in (*service.VERDICTS, "1", "2", "3"):
@@ -280,13 +280,13 @@ class MiniApp:
         s = self.services
         if not self._ask_window(user.id).take():  # each /ask sends a message: a flood is refused here
             return _error(request, 429, "too_many")
-        q = s.catalog.bank.question(qid) if isinstance(qid, str) else None
+        q = s.bank.question(qid) if isinstance(qid, str) else None
         if q is None:
             return _error(request, 404, "not_found")
         chat_row, _ = await chats.load(s.db, chat_id=user.id, user_id=None)
         if chat_row is None:  # never talked to the bot: Telegram would refuse the message
             return _error(request, 409, "start_bot")
-        view = question_view(q, s.catalog.bank, viewer.lang, group=False)
+        view = question_view(q, s.bank, viewer.lang, group=False)
         ask = await asking.record_ask(s.db, chat_id=user.id, question_id=q.id, user_id=user.id, source=AskSource.WEBAPP)
         outcome = await delivery.send(self.app.bot, user.id, view.text, style=delivery.HTML, keyboard=view.keyboard)
         if outcome.message_id is None:

@@ -56,7 +56,7 @@ async def show_term_lookup(update: Update, context: Ctx, query: str) -> None:
 
 
 async def cb_term(update: Update, context: Ctx, data: TermCard) -> None:
-    bank = context.services.catalog.bank
+    bank = context.services.bank
     term = bank.term(data.term_id)
     if term is None:
         await reply_text(update, t(context.lang, "stale_button"))
@@ -65,16 +65,16 @@ async def cb_term(update: Update, context: Ctx, data: TermCard) -> None:
 
 
 async def cb_glossary_page(update: Update, context: Ctx, data: GlossaryPage) -> None:
-    view = glossary_view(context.services.catalog.bank, context.lang, data.page)
+    view = glossary_view(context.services.bank, context.lang, data.page)
     await page_to(update, with_open_button(view, update, context, "glossary"))
 
 
 async def cb_glossary_topics(update: Update, context: Ctx, data: GlossaryTopics) -> None:
-    await page_to(update, glossary_topics_view(context.services.catalog.bank, context.lang))
+    await page_to(update, glossary_topics_view(context.services.bank, context.lang))
 
 
 async def cb_glossary_topic(update: Update, context: Ctx, data: GlossaryTopic) -> None:
-    view = glossary_topic_view(context.services.catalog.bank, context.lang, data.topic_id, data.page)
+    view = glossary_topic_view(context.services.bank, context.lang, data.topic_id, data.page)
     await page_to(update, view) if view else await reply_text(update, t(context.lang, "stale_button"))
 
 
@@ -110,14 +110,14 @@ async def cmd_topics(update: Update, context: Ctx) -> None:
     if update.effective_user is not None:
         answered = await asking.answered_questions(s.db, user_id=update.effective_user.id)
     current = context.chat_row.topic_filter if context.chat_row else None
-    await reply(update, topics_view(s.catalog.bank, context.lang, answered, current))
+    await reply(update, topics_view(s.bank, context.lang, answered, current))
 
 
 async def cb_topic(update: Update, context: Ctx, data: TopicFilter) -> None:
     s = context.services
     chat = update.effective_chat
     assert chat is not None
-    topic = s.catalog.bank.topic(data.topic_id) if data.topic_id is not None else None
+    topic = s.bank.topic(data.topic_id) if data.topic_id is not None else None
     if data.topic_id is not None and topic is None:
         await reply_text(update, t(context.lang, "stale_button"))
         return

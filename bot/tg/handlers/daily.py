@@ -51,7 +51,7 @@ def settings_view(chat: Chat, context: Ctx) -> View:
     s = context.services
     zone = chat.timezone or s.settings.default_timezone
     now = s.clock()
-    topic = s.catalog.bank.topic(chat.topic_filter or "")
+    topic = s.bank.topic(chat.topic_filter or "")
     lines = [
         t(lang, "daily.title", state=t(lang, "daily.on" if chat.push_enabled else "daily.off")),
         t(

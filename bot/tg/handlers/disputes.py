@@ -28,7 +28,7 @@ async def cb_dispute(update: Update, context: Ctx, data: Dispute) -> None:
     s = context.services
     lang = context.lang
     done = await disputes.dispute(
-        s.db, s.catalog.bank, answer_id=data.answer_id, user_id=user.id, charge=data.charge, now=s.clock()
+        s.db, s.bank, answer_id=data.answer_id, user_id=user.id, charge=data.charge, now=s.clock()
     )
     if done is disputes.Refused.NOT_YOURS:
         await answer_query(update, context, t(lang, "practice.dispute_not_yours"), alert=True)
@@ -88,10 +88,10 @@ async def _report_again(context: Ctx, message: Message, answer_id: int) -> None:
 
     s = context.services
     interview_id = await disputes.interview_of(s.db, answer_id)
-    report = await interviews.report_of(s.db, s.catalog.bank, interview_id) if interview_id is not None else None
+    report = await interviews.report_of(s.db, s.bank, interview_id) if interview_id is not None else None
     if report is None:
         return
-    view = report_view(s.catalog.bank, report, context.lang)
+    view = report_view(s.bank, report, context.lang)
     try:
         await message.edit_text(view.text, reply_markup=view.keyboard)
     except BadRequest as exc:

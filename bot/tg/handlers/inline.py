@@ -33,7 +33,7 @@ async def on_inline_query(update: Update, context: Ctx) -> None:
     # only ASCII digits, and a sane page: "²".isdigit() is True, and a client may send anything
     offset = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else 0
     page = asking.search_page(s.catalog, query.query.strip()[:MAX_QUERY], offset=offset, size=PAGE)
-    results = [_result(q, s.catalog.bank, lang, context.bot.username) for q in page.questions]
+    results = [_result(q, s.bank, lang, context.bot.username) for q in page.questions]
     await query.answer(
         results, cache_time=CACHE_SECONDS, is_personal=True,
         next_offset=str(page.next_offset) if page.next_offset is not None else "",

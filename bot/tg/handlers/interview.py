@@ -54,11 +54,11 @@ async def cmd_interview(update: Update, context: Ctx) -> None:
     if request is None:
         await reply_text(update, t(lang, "interview.usage"))
         return
-    interview = await interviews.start(s.deps, s.catalog.bank, user_id=user.id, chat_id=chat.id, request=request)
+    interview = await interviews.start(s.deps, s.bank, user_id=user.id, chat_id=chat.id, request=request)
     if interview is None:
         await reply_text(update, t(lang, "interview.no_questions"))
         return
-    await reply_text(update, started_text(s.catalog.bank, request, interview.size, lang))
+    await reply_text(update, started_text(s.bank, request, interview.size, lang))
     await _ask_current(update, context, interview)
 
 
@@ -84,14 +84,14 @@ async def _ask_current(update: Update, context: Ctx, interview: Interview) -> No
     s = context.services
     chat = update.effective_chat
     assert chat is not None
-    q = await interviews.current_question(s.db, s.catalog.bank, interview, now=s.clock())
+    q = await interviews.current_question(s.db, s.bank, interview, now=s.clock())
     if q is None:
         await _finish(update, context, interview)
         return
     note = t(context.lang, "interview.header", n=interview.position + 1, size=interview.size)
     if interview.time_limit:
         note += "\n" + t(context.lang, "interview.limit", limit=_clock(interview.time_limit))
-    view = question_view(q, s.catalog.bank, context.lang, group=is_group(update), note=note)
+    view = question_view(q, s.bank, context.lang, group=is_group(update), note=note)
     ask = await interviews.record_asked(s.db, interview, q, now=s.clock())  # recorded before it is shown
     message = await send_view(context, chat.id, View(view.text, None))  # no reveal/next buttons mid-interview
     await asking.note_message(s.db, ask, message.message_id)
@@ -115,7 +115,7 @@ async def after_interview_answer(
         return shown
     assert done.outcome is not None
     grade = done.outcome.grade
-    q = context.services.catalog.bank.questions[item.question_id]
+    q = context.services.bank.questions[item.question_id]
     head = prefix + f"{MARKS[grade.verdict]} " + t(lang, "interview.header", n=item.position + 1, size=interview.size)
     buttons = FeedbackButtons(answer_id=done.answer_id, reveal=False, next_op=None)
     view = feedback_view(
@@ -157,11 +157,11 @@ async def cb_interview(update: Update, context: Ctx, data: InterviewAction) -> N
 
 async def _finish(update: Update, context: Ctx, interview: Interview, *, abandoned: bool = False) -> None:
     s = context.services
-    report = await interviews.finish(s.db, s.catalog.bank, interview, abandoned=abandoned, now=s.clock())
+    report = await interviews.finish(s.db, s.bank, interview, abandoned=abandoned, now=s.clock())
     if report is None:
         await reply_text(update, t(context.lang, "interview.abandoned"))
         return
-    await reply(update, report_view(s.catalog.bank, report, context.lang))
+    await reply(update, report_view(s.bank, report, context.lang))
 
 
 def report_view(bank: Bank, report: interviews.Report, lang: str) -> View:

@@ -25,7 +25,7 @@ async def cb_self_assessment(update: Update, context: Ctx, data: SelfAssess) -> 
     query, user, chat = update.callback_query, update.effective_user, update.effective_chat
     assert query is not None and chat is not None
     s = context.services
-    q = s.catalog.bank.question(data.question_id)
+    q = s.bank.question(data.question_id)
     grade = data.grade
     if q is None or user is None or grade not in GRADE_KEYS:
         await answer_query(update, context, t(context.lang, "stale_button"), alert=True)
@@ -77,7 +77,7 @@ async def next_review(update: Update, context: Ctx) -> None:
     if user is None:
         return
     now = s.clock()
-    review = await asking.due_review(s.db, s.catalog.bank, user_id=user.id, now=now)
+    review = await asking.due_review(s.db, s.bank, user_id=user.id, now=now)
     if review.question is None:
         if review.upcoming is None:
             when = t(context.lang, "practice.review_empty")

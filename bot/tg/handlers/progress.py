@@ -163,7 +163,7 @@ async def cmd_stats(update: Update, context: Ctx) -> None:
     if user is None or chat is None:
         return
     s, lang, group = context.services, context.lang, is_group(update)
-    bank = s.catalog.bank
+    bank = s.bank
     found = await user_data.progress(s.db, bank, user_id=user.id, now=s.clock(), tz=user_zone(context)[1])
     if found is None:
         await reply_text(update, t(lang, "progress.empty"), quote=group)
@@ -277,7 +277,7 @@ async def cmd_export(update: Update, context: Ctx) -> None:
         return
     zone, tz = user_zone(context)
     now = s.clock()
-    document = export_markdown(answers, s.catalog.bank, lang, zone=zone, tz=tz, now=now)
+    document = export_markdown(answers, s.bank, lang, zone=zone, tz=tz, now=now)
     questions = len({a.question_id for a in answers})
     await context.bot.send_document(
         chat.id,

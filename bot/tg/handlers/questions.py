@@ -60,10 +60,10 @@ async def next_question(update: Update, context: Ctx, topic: str | None = None, 
     assert chat is not None
     chat_filter = context.chat_row.topic_filter if context.chat_row else None
     choice = await asking.choose_next(
-        s.deps, s.catalog.bank, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
+        s.deps, s.bank, chat_id=chat.id, topic=topic, chat_filter=chat_filter, source=source
     )
     if choice.question is None:
-        topic_obj = s.catalog.bank.topic(choice.empty_topic or "")
+        topic_obj = s.bank.topic(choice.empty_topic or "")
         name = topic_obj.title(context.lang) if topic_obj else (choice.empty_topic or "")
         await reply_text(update, t(context.lang, "topic_empty", topic=escape(name)))
         return
@@ -86,7 +86,7 @@ async def cmd_q(update: Update, context: Ctx) -> None:
     elif found.kind == "not_found":
         await reply_text(update, t(context.lang, "question_not_found", ref=escape(found.ref)))
     else:
-        await reply(update, nothing_found_view(context.services.catalog.bank, arg, context.lang))
+        await reply(update, nothing_found_view(context.services.bank, arg, context.lang))
 
 
 async def pending_ask(update: Update, context: Ctx) -> Ask | None:
@@ -108,10 +108,10 @@ async def reveal(update: Update, context: Ctx, q: Question) -> None:
     assert chat is not None
     private = chat.type == ChatType.PRIVATE
     shown = await revealing.reveal(s.db, q, chat_id=chat.id, user_id=user.id if user else None, private=private)
-    views = answer_views(q, s.catalog.bank, context.lang)
+    views = answer_views(q, s.bank, context.lang)
     if shown.mine is not None:  # the user's own answer above the reference: one message if both fit
         mine = my_answer_view(shown.mine, context.lang)
-        together = answer_views(q, s.catalog.bank, context.lang, lead=mine.text)
+        together = answer_views(q, s.bank, context.lang, lead=mine.text)
         views = together if len(together) == len(views) else [mine, *views]
     for view in views:
         await send_view(context, chat.id, view)
@@ -119,7 +119,7 @@ async def reveal(update: Update, context: Ctx, q: Question) -> None:
 
 async def cmd_answer(update: Update, context: Ctx) -> None:
     arg = command_args(context)
-    bank = context.services.catalog.bank
+    bank = context.services.bank
     if arg:
         q = bank.resolve(arg)
         if q is None:
@@ -151,7 +151,7 @@ async def on_answer_text(update: Update, context: Ctx) -> None:
         if chat.type == ChatType.PRIVATE:
             await reply_text(update, t(context.lang, "no_pending"))
         return
-    q = context.services.catalog.bank.question(ask.question_id)
+    q = context.services.bank.question(ask.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return
@@ -173,7 +173,7 @@ async def _corrects_transcript(update: Update, context: Ctx, message: Message, u
     if found is None or found[0].user_id != user_id:
         return False
     spoken, ask = found
-    q = s.catalog.bank.question(ask.question_id)
+    q = s.bank.question(ask.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return True
@@ -196,7 +196,7 @@ async def cb_confirm_short(update: Update, context: Ctx, data: ConfirmShort | Dr
             await answer_query(update, context, t(context.lang, "practice.confirm_not_yours"), alert=True)
             return
         ask = await answers.get_ask(context.services.db, data.ask_id)
-    q = context.services.catalog.bank.question(ask.question_id) if ask and ask.chat_id == chat.id else None
+    q = context.services.bank.question(ask.question_id) if ask and ask.chat_id == chat.id else None
     await drop_buttons(update)
     if not isinstance(data, ConfirmShort) or ask is None or q is None:
         await reply_text(update, t(context.lang, "practice.confirm_dropped"))
@@ -237,7 +237,7 @@ async def submit_answer(
     prefix, head = (spoken.prefix, spoken.head) if spoken else ("", "")
     checking = _Checking(update, context, status, prefix)
     attempt = answers.Attempt(ask, q, user.id, chat.id, message_id, text, context.lang, voice)
-    done = await answers.submit(s.deps, s.catalog.bank, attempt, on_stored=checking)
+    done = await answers.submit(s.deps, s.bank, attempt, on_stored=checking)
     if s.metrics is not None and not done.follow_up_saved:
         s.metrics.answers.inc()
     if done.follow_up_saved or done.interview is not None:
@@ -317,7 +317,7 @@ async def on_non_text(update: Update, context: Ctx) -> None:
 
 
 async def cb_reveal(update: Update, context: Ctx, data: Reveal) -> None:
-    q = context.services.catalog.bank.question(data.question_id)
+    q = context.services.bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return
@@ -325,7 +325,7 @@ async def cb_reveal(update: Update, context: Ctx, data: Reveal) -> None:
 
 
 async def cb_details(update: Update, context: Ctx, data: Details) -> None:
-    q = context.services.catalog.bank.question(data.question_id)
+    q = context.services.bank.question(data.question_id)
     chat = update.effective_chat
     if q is None or not q.details or chat is None:
         await reply_text(update, t(context.lang, "question_gone"))
@@ -335,7 +335,7 @@ async def cb_details(update: Update, context: Ctx, data: Details) -> None:
 
 
 async def cb_glossary(update: Update, context: Ctx, data: QuestionTerms) -> None:
-    bank = context.services.catalog.bank
+    bank = context.services.bank
     q = bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
@@ -345,7 +345,7 @@ async def cb_glossary(update: Update, context: Ctx, data: QuestionTerms) -> None
 
 
 async def cb_next(update: Update, context: Ctx, data: Next) -> None:
-    if data.topic is not None and context.services.catalog.bank.topic(data.topic) is not None:
+    if data.topic is not None and context.services.bank.topic(data.topic) is not None:
         await next_question(update, context, data.topic, source=AskSource.NEXT)
         return
     await next_question(update, context, source=AskSource.NEXT)
@@ -370,7 +370,7 @@ async def cb_search_result(update: Update, context: Ctx, data: SearchResult | Ne
 
 
 async def cb_ask(update: Update, context: Ctx, data: AskQuestion) -> None:
-    q = context.services.catalog.bank.question(data.question_id)
+    q = context.services.bank.question(data.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"))
         return

@@ -96,7 +96,7 @@ async def cmd_quiz(update: Update, context: Ctx) -> None:
         return
     message = await send_quiz_poll(context, chat.id, source=AskSource.QUIZ, topic=found.topic, term_id=found.term_id)
     if message is None:
-        topic = s.catalog.bank.topic(found.topic or "")
+        topic = s.bank.topic(found.topic or "")
         name = topic.title(context.lang) if topic else (found.topic or "")
         await reply_text(update, t(context.lang, "quiz.no_terms", topic=escape(name)))
 

@@ -51,8 +51,7 @@ async def cmd_start(update: Update, context: Ctx) -> None:
     payload = command_args(context)
     if payload and await _deep_link(update, context, payload):
         return
-    catalog = context.services.catalog
-    s = catalog.bank.summary()
+    s = context.services.bank.summary()
     user = update.effective_user
     if is_group(update):
         await reply_text(update, t(context.lang, "welcome_group"))
@@ -75,7 +74,7 @@ async def cmd_start(update: Update, context: Ctx) -> None:
 
 async def _deep_link(update: Update, context: Ctx, payload: str) -> bool:
     """start=q_<id or number> asks a question; start=g_<term id> shows a term card."""
-    bank = context.services.catalog.bank
+    bank = context.services.bank
     kind, _, ref = payload.partition("_")
     if kind == "q" and ref:
         q = bank.resolve(ref)

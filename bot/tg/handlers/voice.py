@@ -96,7 +96,7 @@ async def _question_for(update: Update, context: Ctx, private: bool) -> tuple[As
         if private:
             await reply_text(update, t(context.lang, "no_pending"))
         return None  # in a group, a voice that replies to no question is not for the bot
-    q = context.services.catalog.bank.question(ask.question_id)
+    q = context.services.bank.question(ask.question_id)
     if q is None:
         await reply_text(update, t(context.lang, "question_gone"), quote=True)
         return None
