@@ -319,3 +319,48 @@ def test_a_cycle_between_modules_of_one_package_is_reported() -> None:
     assert package_cycles(imports) == []  # one package
     (cycle,) = package_cycles(imports, unit=str)
     assert cycle.startswith("bot.tg.common → bot.tg.context → bot.tg.common")
+
+
+# Issue 31: a newcomer reads a module in one sitting and a function on one screen. Alembic's revision
+# files are history (an applied migration is never edited), so they are left as written.
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+MAX_PARAMETERS = 7
+
+
+def _shape_problems(path: Path, source: str) -> list[str]:
+    where = path.relative_to(BOT.parent) if path.is_absolute() else path
+    problems = []
+    lines = len(source.splitlines())
+    if lines > MAX_MODULE_LINES:
+        problems.append(f"{where}: {lines} lines")
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        length = (node.end_lineno or node.lineno) - node.lineno + 1
+        if length > MAX_FUNCTION_LINES:
+            problems.append(f"{where}:{node.lineno} {node.name}: {length} lines")
+        a = node.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs] + [p for p in (a.vararg, a.kwarg) if p]
+        if params and params[0].arg in ("self", "cls"):
+            params = params[1:]
+        if len(params) > MAX_PARAMETERS:
+            problems.append(f"{where}:{node.lineno} {node.name}: {len(params)} parameters")
+    return problems
+
+
+def test_modules_and_functions_stay_small() -> None:
+    problems = [
+        p
+        for path in sorted(BOT.rglob("*.py"))
+        if "migrations" not in path.parts
+        for p in _shape_problems(path, path.read_text(encoding="utf-8"))
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_long_function_and_a_wide_one_are_reported() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(61))
+    source = f"def long():\n{body}\n\ndef wide(self, a, b, c, d, e, f, g, h):\n    pass\n"
+    problems = _shape_problems(Path("bot/x.py"), source)
+    assert any("long: 62 lines" in p for p in problems) and any("wide: 8 parameters" in p for p in problems)

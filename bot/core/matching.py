@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from bot.core.frames import Frame
 from bot.core.reading import CYRILLIC, analyzer, phrase_words, read_sentences
@@ -71,17 +71,27 @@ class Token:
 
     @classmethod
     def make(
-        cls,
-        keys: frozenset[str],
-        neg: bool,
-        polarity: tuple[tuple[str, int], ...] = (),
-        clause: int = 0,
-        frame: Frame = Frame.ASSERTED,
-        nominal: bool = False,
-        soft: bool = False,
-        segment: int = 0,
+        cls, keys: frozenset[str], neg: bool, polarity: tuple[tuple[str, int], ...] = (), place: Place | None = None
     ) -> Token:
-        return cls(keys, neg, polarity, _prefixes(keys), clause, frame, nominal, soft, segment)
+        """A token with its reach computed; ``place``: where it stands (clause, frame, …), if anywhere."""
+        return cls(keys, neg, polarity, _prefixes(keys), *(place or _NOWHERE))
+
+    @property
+    def place(self) -> Place:
+        return Place(self.clause, self.frame, self.nominal, self.soft, self.segment)
+
+
+class Place(NamedTuple):
+    """Where a token stands in its sentence (see :class:`Token`)."""
+
+    clause: int = 0
+    frame: Frame = Frame.ASSERTED
+    nominal: bool = False
+    soft: bool = False
+    segment: int = 0
+
+
+_NOWHERE: Final = Place()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,18 +227,13 @@ class Matcher:
         read = read_sentences(text)
         for sentence in read:
             base = [
-                Token.make(base_keys(w), neg, clause=c, frame=f, nominal=nom, soft=soft, segment=sg)
+                Token.make(base_keys(w), neg, place=Place(c, f, nom, soft, sg))
                 for (w, neg, c, f), nom, soft, sg in zip(
                     sentence.words, sentence.nominal, sentence.soft, sentence.segments, strict=True
                 )
             ]
             enriched = self._enrich(base)
-            out.append(
-                [
-                    Token.make(k, n, p, t.clause, t.frame, t.nominal, t.soft, t.segment)
-                    for (k, n, p), t in zip(enriched, base, strict=True)
-                ]
-            )
+            out.append([Token.make(k, n, p, t.place) for (k, n, p), t in zip(enriched, base, strict=True)])
         return Text.make(out, tuple(s.text for s in read))
 
     def phrase(self, text: str) -> Phrase:

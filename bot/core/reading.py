@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
 
 from bot.core import frames
 from bot.core.frames import Frame
-from bot.core.text import ENGLISH_FUNCTION, PREPOSITIONS, normalize
+from bot.core.text import normalize
+from bot.core.wordlists import ENGLISH_FUNCTION, PREPOSITIONS
 
 NEGATORS: Final = frozenset(
     {"не", "нет", "ни", "без", "нельзя", "not", "no", "never", "without", "nor", "cannot"}
@@ -239,8 +240,7 @@ def read_sentences(text: str) -> list[Sentence]:
             raw = _WORD.findall(sentence)
             everything = frozenset(raw)
             question = frames.is_question(sentence)
-            words: list[tuple[str, bool, int, Frame]] = []
-            extra: list[tuple[bool, int]] = []  # (soft, segment) per word
+            reading = _Reading(everything, question)
             ci = -1
             refuting = False  # a refutation goes on past a quotation («ошибочно думать, что «…» значит X»)
             for zone, quoted in _zones(sentence):
@@ -248,9 +248,8 @@ def read_sentences(text: str) -> list[Sentence]:
                 for k in range(0, len(pieces), 2):
                     ci += 1
                     conj = pieces[k - 1] if k else ""
-                    refuting = _clause_frames(
-                        pieces[k], ci, quoted, question, everything, words, extra, conj, carry=refuting and k == 0
-                    )
+                    refuting = _clause_frames(pieces[k], ci, quoted, reading, conj, carry=refuting and k == 0)
+            words, extra = reading.words, reading.extra
             if warned:
                 words = [(w, n, c, _worse(f, Frame.DISTANCED)) for w, n, c, f in words]
             elif frames.warns(raw[:4]):
@@ -278,22 +277,22 @@ def _subject_like(word: str) -> bool:
     return len(word) > 2 and not word.isdigit() and word not in ENGLISH_FUNCTION
 
 
-def _clause_frames(
-    clause: str,
-    ci: int,
-    quoted: bool,
-    question: bool,
-    everything: frozenset[str],
-    words: list[tuple[str, bool, int, Frame]],
-    extra: list[tuple[bool, int]],
-    conj: str = "",
-    *,
-    carry: bool = False,
-) -> bool:
-    """Append the words of one clause to ``words`` with their frames (see :func:`read_sentences`), and
-    (softly negated, segment number) of each to ``extra``. ``conj``: the conjunction before the clause;
-    ``carry``: a refutation open before a quotation goes on. Returns whether a refutation is open at
-    its end."""
+@dataclass(slots=True)
+class _Reading:
+    """A sentence being read: all its words, whether it asks, and so far each word with its negation,
+    clause and frame (``words``) and whether it is softly negated and its segment number (``extra``)."""
+
+    everything: frozenset[str]
+    question: bool
+    words: list[tuple[str, bool, int, Frame]] = field(default_factory=list)
+    extra: list[tuple[bool, int]] = field(default_factory=list)
+
+
+def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = "", *, carry: bool = False) -> bool:
+    """Append the words of one clause to ``r`` with their frames (see :func:`read_sentences`).
+    ``conj``: the conjunction before the clause; ``carry``: a refutation open before a quotation goes
+    on. Returns whether a refutation is open at its end."""
+    words = r.words
     denied = False
     # a clause begins at a contrast ("но", "but"): the answer's own view; one after «а» goes on with a
     # refuted belief («ошибочно считать, что X, а Y …») unless it turns («а на самом деле …»)
@@ -304,68 +303,86 @@ def _clause_frames(
     parts = _SEGMENT.split(clause)
     separators = _SEGMENT.findall(clause)
     start = len(words)  # where the previous segment begins
-    segment_no = extra[-1][1] + 1 if extra else 0
+    segment_no = r.extra[-1][1] + 1 if r.extra else 0
     for k, segment in enumerate(parts):
         raw = _WORD.findall(segment)
         seg = _negated(segment)
         sep_after = separators[k] if k < len(separators) else ""
         if not seg:
             if _has_negation(segment) and len(words) > start:  # "к V — нет"
-                last = len(words) - 1
-                words[last] = (words[last][0], True, ci, Frame.DENIED)
-                for j in range(start, last):
-                    words[j] = (words[j][0], words[j][1], ci, _worse(words[j][3], Frame.DENIED))
-            after = sep_after
-            continue
-        if frames.is_verdict(raw):  # «…, но это не так», «… — миф»: what came before is refuted
-            if not words:  # «Миф: X», «Неверно, что X»: what follows is
-                refuting = True
-            for j in range(len(words)):
-                if words[j][3] in _OWN:
-                    words[j] = (words[j][0], words[j][1], words[j][2], Frame.DISTANCED)
-            after = sep_after
-            continue
-        if refuting and frames.resets(raw):
-            refuting = False
-        framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
-        denied = framed or _has_negation(segment)
-        frame = Frame.DENIED if denied else Frame.ASSERTED
-        if refuting:  # inside a refuted belief, a negation is part of it («…, что X не нужен»)
-            frame = Frame.DISTANCED
-        if frames.opens_refutation(raw, everything):
-            refuting = True
-        if compared_before and frames.relative(raw):
-            frame = Frame.COMPARED
-        if frames.conditional(raw):
-            frame = _worse(frame, Frame.CONDITION)
-        if question or frames.asks(raw):
-            frame = Frame.QUESTION
-        if quoted or frames.cites(segment):
-            frame = Frame.QUOTED
-        start = len(words)
-        plain = [w for w, _, _ in seg]
-        cue = frames.compares_from(plain)
-        compared_before = cue is not None
-        for i, (w, neg, soft) in enumerate(seg):
-            f = frame
-            if cue is not None and i >= cue:
-                if i > cue + 1 and _is_finite_verb(w):
-                    cue = None  # the comparison's phrase ends at the verb
-                    compared_before = False
-                else:
-                    f = _worse(f, Frame.COMPARED)
-            words.append((w, neg, ci, f))
-            extra.append((soft, segment_no))
-        if not _joins(sep_after, raw, parts[k + 1] if k + 1 < len(parts) else ""):
-            segment_no += 1
-        if refuting and frames.opens_refutation(raw, everything):  # «миф: X», "a myth that X": X on
-            opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
-            if opened is not None:
-                for j in range(start + opened + 1, len(words)):
-                    if words[j][3] in _OWN:
-                        words[j] = (words[j][0], words[j][1], ci, Frame.DISTANCED)
+                _deny_back(words, start, ci)
+        elif frames.is_verdict(raw):  # «…, но это не так», «… — миф»: what came before is refuted
+            refuting = refuting or not words  # «Миф: X», «Неверно, что X»: what follows is
+            _distance(words, 0)
+        else:
+            if refuting and frames.resets(raw):
+                refuting = False
+            framed = denied and (seg[0][0] in _FRAMES or after.strip() == ":")
+            denied = framed or _has_negation(segment)
+            frame = Frame.DISTANCED if refuting else Frame.DENIED if denied else Frame.ASSERTED
+            # inside a refuted belief, a negation is part of it («…, что X не нужен»)
+            refuting = refuting or frames.opens_refutation(raw, r.everything)
+            frame = _segment_frame(segment, raw, frame, quoted=quoted or frames.cites(segment), question=r.question,
+                                   compared_before=compared_before)  # fmt: skip
+            start = len(words)
+            plain = [w for w, _, _ in seg]
+            compared_before = _append(r, seg, frame, ci, segment_no)
+            if not _joins(sep_after, raw, parts[k + 1] if k + 1 < len(parts) else ""):
+                segment_no += 1
+            if refuting and frames.opens_refutation(raw, r.everything):  # «миф: X», "a myth that X": X on
+                opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
+                if opened is not None:
+                    _distance(words, start + opened + 1)
         after = sep_after
     return refuting
+
+
+def _segment_frame(
+    segment: str, raw: list[str], frame: Frame, *, quoted: bool, question: bool, compared_before: bool
+) -> Frame:
+    """The frame of a segment, from its own cue words on top of ``frame`` (asserted, denied or refuted)."""
+    if compared_before and frames.relative(raw):
+        frame = Frame.COMPARED
+    if frames.conditional(raw):
+        frame = _worse(frame, Frame.CONDITION)
+    if question or frames.asks(raw):
+        frame = Frame.QUESTION
+    if quoted:
+        frame = Frame.QUOTED
+    return frame
+
+
+def _append(r: _Reading, seg: list[tuple[str, bool, bool]], frame: Frame, ci: int, segment_no: int) -> bool:
+    """Append a segment's words in ``frame``; from a comparison cue («в отличие от X») to the next
+    verb they are compared. Returns whether the comparison is still open at the segment's end."""
+    cue = frames.compares_from([w for w, _, _ in seg])
+    compared = cue is not None
+    for i, (w, neg, soft) in enumerate(seg):
+        f = frame
+        if cue is not None and i >= cue:
+            if i > cue + 1 and _is_finite_verb(w):
+                cue = None  # the comparison's phrase ends at the verb
+                compared = False
+            else:
+                f = _worse(f, Frame.COMPARED)
+        r.words.append((w, neg, ci, f))
+        r.extra.append((soft, segment_no))
+    return compared
+
+
+def _deny_back(words: list[tuple[str, bool, int, Frame]], start: int, ci: int) -> None:
+    """A segment that is only a negation («к V — нет») negates the word before it and denies its segment."""
+    last = len(words) - 1
+    words[last] = (words[last][0], True, ci, Frame.DENIED)
+    for j in range(start, last):
+        words[j] = (words[j][0], words[j][1], ci, _worse(words[j][3], Frame.DENIED))
+
+
+def _distance(words: list[tuple[str, bool, int, Frame]], start: int) -> None:
+    """The answer's own words from ``start`` on become a belief it refutes."""
+    for j in range(start, len(words)):
+        if words[j][3] in _OWN:
+            words[j] = (words[j][0], words[j][1], words[j][2], Frame.DISTANCED)
 
 
 def _joins(separator: str, before: list[str], after: str) -> bool:
