@@ -56,7 +56,8 @@ def _plain_run(answer: str, words: int = 5) -> str:
         tokens = line.split()
         for i in range(len(tokens) - words + 1):
             run = tokens[i : i + words]
-            if not any(re.search(r"[*`_\[\]()#<>|\\$]", t) for t in run):
+            # no Markdown around them, and no list marker (the chat draws «- x» and «1. x» as bullets)
+            if not any(re.search(r"[*`_\[\]()#<>|\\$]", t) or re.fullmatch(r"[-–•]|\d+[.)]", t) for t in run):
                 return " ".join(run)
     raise AssertionError(f"no plain run of {words} words in {answer!r}")
 
