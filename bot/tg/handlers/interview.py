@@ -201,8 +201,8 @@ def _item_lines(
     n: int, q: Question | None, item: InterviewItem, result: ItemResult, time_limit: int | None, lang: str
 ) -> list[str]:
     """One question of the report: its score, self-assessment and time, and the follow-up."""
-    text = escape(q.text if q else item.question_id)
-    text = text if len(text) <= 90 else text[:89] + "…"
+    text = q.text if q else item.question_id
+    text = escape(text if len(text) <= 90 else text[:89] + "…")  # cut, then escape: never inside «&lt;»
     label = f"[{escape(q.label)}] " if q else ""
     if result.skipped:
         return [t(lang, "interview.item_skipped", n=n, label=label, text=text)]
@@ -213,7 +213,8 @@ def _item_lines(
     coverage = f"{round(100 * (result.coverage or 0))}/100"
     lines = [t(lang, "interview.item", n=n, label=label, text=text, coverage=coverage, self=self_text, time=took)]
     if item.follow_up:
-        answer = escape(item.follow_up_answer) if item.follow_up_answer else t(lang, "interview.follow_up_skipped")
-        answer = answer if len(answer) <= 200 else answer[:199] + "…"
+        said = item.follow_up_answer
+        cut = said if said is None or len(said) <= 200 else said[:199] + "…"
+        answer = escape(cut) if cut else t(lang, "interview.follow_up_skipped")
         lines.append(t(lang, "interview.follow_up_line", question=inline_html(item.follow_up), answer=answer))
     return lines
