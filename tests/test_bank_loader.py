@@ -278,6 +278,7 @@ def test_an_answer_card_over_900_characters_is_named(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_a_large_file_parsed_an_entry_at_a_time_reads_and_reports_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -103,6 +103,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, line: str, message: st
     assert message in err and f"{path}:1" in err
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_grade_eval_prints_the_agreement_report(tmp_path: Path) -> None:
     run = _run("grade-eval", str(ROOT / "tests" / "fixtures" / "grader_set.yaml"), "--split", "dev", cwd=tmp_path)
     assert run.returncode == 0, run.stderr

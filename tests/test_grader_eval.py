@@ -137,6 +137,7 @@ def test_extra_dev_answers_to_every_question(bank: Bank) -> None:
 NEW_DEV = Path(__file__).parent / "fixtures" / "grader_new_dev"
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_dev_answers_to_every_new_question(bank: Bank) -> None:
     """``grader_new_dev/<topic>.jsonl``: a strong, a concise and a fluent-wrong answer to each question
     written for the bank (``source: {kind: original}``), by the question's writer while building its

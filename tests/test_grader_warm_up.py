@@ -11,6 +11,7 @@ from bot.core import grading
 from bot.services.grading import warm_up
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_after_the_warm_up_an_answer_to_any_question_prepares_nothing_new() -> None:
     bank = load_bank(default_bank_path())
     questions = list(bank.questions.values())
@@ -31,6 +32,7 @@ def test_after_the_warm_up_an_answer_to_any_question_prepares_nothing_new() -> N
     assert len(matcher._phrases) == prepared
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_the_warm_up_stops_at_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     bank = load_bank(default_bank_path())
     monkeypatch.setattr(grading, "WARM_PHRASES", 100)

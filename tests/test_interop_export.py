@@ -97,6 +97,7 @@ def test_anki_deck_has_one_note_per_question_with_stable_ids(
     assert task_fields[4] == "t56" and f"topic::{task.topic}" in task_tags
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_anki_topic_filter_and_overwrite_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], shipped: Bank
 ) -> None:
@@ -125,6 +126,7 @@ def test_anki_leaves_out_questions_without_an_answer(tmp_path: Path, capsys: pyt
 # CSV ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_shipped_bank_round_trips_through_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """bank → CSV → bank → CSV: the two CSV files are identical, and so are the two banks."""
     first, second, bank_file = tmp_path / "1.csv", tmp_path / "2.csv", tmp_path / "from-csv.yaml"
@@ -170,6 +172,7 @@ def test_csv_file_round_trips_through_a_bank(tmp_path: Path, capsys: pytest.Capt
     assert out.read_bytes() == out2.read_bytes()
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_csv_for_excel_and_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "excel.csv"
     assert run(capsys, "export", "csv", "--excel", "--topic", "lora", "--out", out)[0] == 0

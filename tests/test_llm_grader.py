@@ -223,6 +223,7 @@ def test_parse_reply_takes_exactly_one_valid_object() -> None:
             parse_reply(bad)
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_grade_command_with_the_llm_and_a_bad_setting(server: FakeOpenAI, tmp_path: Path) -> None:
     lines = tmp_path / "in.jsonl"
     lines.write_text(json.dumps({"question": "q463", "answer": ANSWER}, ensure_ascii=False) + "\n")

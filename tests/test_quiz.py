@@ -86,6 +86,7 @@ def test_every_term_gets_a_definition_quiz_and_enough_get_reverse_ones() -> None
     assert reverse == {tid for tid in TERMS if short_definition(BANK.terms[tid]) is not None}
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 @pytest.mark.parametrize("lang", ["ru", "en"])
 def test_every_quiz_is_within_telegram_limits(lang: str) -> None:
     for _, _, quiz_lang, quiz in built():
@@ -161,6 +162,7 @@ def test_the_question_does_not_give_the_answer_away() -> None:
                 assert names_in(option, term) == [], (term.id, option)
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_distractors_are_not_also_right() -> None:
     """A distractor never names the right term in its definition, nor is named by it."""
     for term, _, _, quiz in built():
@@ -183,6 +185,7 @@ def test_rope_is_never_asked_against_positional_encoding() -> None:
 # -- distractors come from the topic, then the nearest topics ---------------------------------------
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_distractors_come_from_the_topic_first() -> None:
     for topic in BANK.topics:
         pool = topic_terms(BANK, topic.id)
@@ -243,6 +246,7 @@ def test_make_quiz_by_topic_and_unknown_topic() -> None:
     assert make_quiz(BANK, random.Random(0), topic="no-such-topic") is None
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_two_terms_with_the_same_name_never_share_a_quiz() -> None:
     kv, adam = BANK.terms["kv-cache"], BANK.terms["adam"]
     twin = Term("kv-twin", kv.term_en, kv.term_ru, (), adam.definition, kv.questions)

@@ -75,6 +75,7 @@ def test_a_first_start_with_a_bad_token_prints_at_most_three_lines(own_fake: Fak
     assert any("database schema created" in line for line in lines), lines
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_an_api_url_that_answers_404_is_one_line(own_fake: FakeTelegram, tmp_path: Path) -> None:
     result = run_bot(tmp_path, {"TELEGRAM_API_URL": own_fake.url + "/nothing-here"})
     assert_one_clean_line(result, "TELEGRAM_API_URL", "404")
@@ -88,6 +89,7 @@ def test_an_api_url_that_answers_404_is_one_line(own_fake: FakeTelegram, tmp_pat
     ],
     ids=["sqlite-path", "postgres-unreachable"],
 )
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_a_database_that_cannot_be_used_is_one_line(
     own_fake: FakeTelegram, tmp_path: Path, url: str, cause: str
 ) -> None:
@@ -169,6 +171,7 @@ def test_webhook_secret_and_keys_never_reach_the_debug_log(own_fake: FakeTelegra
         own_fake.calls.clear()
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 @pytest.mark.postgres
 def test_two_migrations_at_once_on_a_fresh_postgres(postgres: Any, tmp_path: Path) -> None:
     url = postgres.create_db("two_migrations")
@@ -224,6 +227,7 @@ def test_the_bot_process_sets_its_start_up_objects_aside_from_garbage_collection
     assert frozen is not None and int(frozen.group(1)) > 100_000
 
 
+@pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
 def test_health_in_polling_mode_reads_the_heartbeat(own_fake: FakeTelegram, tmp_path: Path) -> None:
     heartbeat = tmp_path / "alive"
     env = {"HEARTBEAT_FILE": str(heartbeat), "TELEGRAM_API_URL": own_fake.url}
