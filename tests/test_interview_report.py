@@ -19,8 +19,13 @@ def test_every_question_fits_a_report_telegram_accepts() -> None:
         chunk = questions[start : start + 5]
         interview = Interview(id=1, user_id=1, chat_id=1, size=len(chunk), time_limit=None)
         items = [
-            InterviewItem(interview_id=1, position=i, question_id=q.id, follow_up="Почему?",
-                          follow_up_answer="a < b & c > d " * 30)  # fmt: skip
+            InterviewItem(
+                interview_id=1,
+                position=i,
+                question_id=q.id,
+                follow_up="Почему?",
+                follow_up_answer="a < b & c > d " * 30,
+            )
             for i, q in enumerate(chunk)
         ]
         results = [ItemResult(q.id, 0.8, 3, 30.0, False) for q in chunk]
