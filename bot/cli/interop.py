@@ -91,6 +91,17 @@ def _export_bank(args: argparse.Namespace) -> Bank | None:
     return load_bank_reported(Path(args.bank) if args.bank else configured_bank_path())
 
 
+def _export_selection(args: argparse.Namespace) -> tuple[Bank, list[Question]] | int:
+    """The bank and the questions an export takes (``--topic``), or the exit code after saying why not."""
+    bank = _export_bank(args)
+    if bank is None:
+        return EXIT_FAILED
+    questions = _selected(bank, args.topic)
+    if isinstance(questions, str):
+        return _fail(questions, EXIT_USAGE)
+    return bank, questions
+
+
 def cmd_export_anki(args: argparse.Namespace) -> int:
     from bot.interop.anki import write_deck
 
@@ -99,12 +110,10 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
         return _fail(f"--out {out}: an Anki package ends with .apkg")
     if out.exists() and not args.force:
         return _fail(f"{out} already exists; add --force to overwrite it")
-    bank = _export_bank(args)
-    if bank is None:
-        return EXIT_FAILED
-    questions = _selected(bank, args.topic)
-    if isinstance(questions, str):
-        return _fail(questions, EXIT_USAGE)
+    chosen = _export_selection(args)
+    if isinstance(chosen, int):
+        return chosen
+    bank, questions = chosen
     if not any(True for _ in questions):
         return _fail("no questions to export")
     summary = write_deck(bank, questions, out)
@@ -121,12 +130,10 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 def cmd_export_csv(args: argparse.Namespace) -> int:
     from bot.interop.csv_io import has_depth, write_csv
 
-    bank = _export_bank(args)
-    if bank is None:
-        return EXIT_FAILED
-    questions = _selected(bank, args.topic)
-    if isinstance(questions, str):
-        return _fail(questions, EXIT_USAGE)
+    chosen = _export_selection(args)
+    if isinstance(chosen, int):
+        return chosen
+    _, questions = chosen
     delimiter, bom = (";", True) if args.excel else (",", False)
     if args.out in (None, "-"):
         rows, warnings = write_csv(questions, sys.stdout, delimiter=delimiter, bom=bom)
