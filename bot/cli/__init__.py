@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from bot import __version__
-from bot.cli import grading, interop, operations, practice
+from bot.cli import evidence, grading, interop, operations, practice
 from bot.cli.common import EXIT_BAD_SETTINGS
 from bot.config import SettingsError
 
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"interview-bot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (operations, grading, interop, practice):
+    for group in (operations, grading, evidence, interop, practice):
         group.add_commands(sub)
     return parser
 

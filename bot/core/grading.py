@@ -34,6 +34,7 @@ from typing import Final
 
 from bot.bank import KeyPoint, Lexicon, Misconception, Question
 from bot.core.frames import Frame
+from bot.core.leaning import lean_charges
 from bot.core.matching import Claim, Hit, Matcher, Text, base_keys, find_all, states
 from bot.core.text import STOPWORDS, normalize, words
 
@@ -336,6 +337,7 @@ def grade(
     matcher = matcher_for(lexicon)
     sentences = matcher.tokens(text)
     charged, unsure, reversed_, covered = find_charges(question, sentences, matcher)
+    _add_leaning(question, sentences, matcher, lexicon, (charged, unsure))
     charged = [c for c in charged if charge_key("m", c.index) not in waived]
     reversed_ = [c for c in reversed_ if charge_key("k", c.index) not in waived]
     points = question.key_points
@@ -375,6 +377,22 @@ def grade(
         reversal_evidence=tuple(c.sentence for c in reversed_),
         asks=tuple((c.index, c.sentence) for c in unsure if charge_key("m", c.index) not in waived),
     )
+
+
+def _add_leaning(
+    question: Question, text: Text, matcher: Matcher, lexicon: Lexicon | None, into: tuple[list[Charge], list[Charge]]
+) -> None:
+    """Add the misconceptions the word model finds (:mod:`bot.core.leaning`) that the phrases did not:
+    a sure one is charged, an unsure one asked about."""
+    charged, unsure = into
+    known = {c.index for c in charged} | {c.index for c in unsure}
+    for lean in lean_charges(question, text, matcher, lexicon):
+        if lean.index in known:
+            continue
+        written = text.written[lean.sentence]
+        if len(written) > QUOTE_CHARS:
+            written = written[:QUOTE_CHARS].rstrip() + "…"
+        (charged if lean.certain else unsure).append(Charge(lean.index, written, lean.certain))
 
 
 def charge_key(kind: str, index: int) -> str:
