@@ -82,9 +82,7 @@ def test_an_edited_question_is_counted_from_its_texts_and_answers_to_another_tex
     matcher = matcher_for(bank.lexicon)
     line = leaning.EVIDENCE_FILE.line(q.id)
     assert line is not None and line["answers"]["n_wrong"] > 0
-    new = Misconception(
-        claim="Метаданные хранят в отдельной базе Redis.", correction="Нет.", match=("хранят в redis",)
-    )
+    new = Misconception(claim="Метаданные хранят в отдельной базе Redis.", correction="Нет.", match=("хранят в redis",))
     edited = dataclasses.replace(q, misconceptions=(*q.misconceptions, new))
     model = leaning.build_model(edited, matcher, bank.lexicon, line)
     assert len(model.vocab) == len(q.misconceptions) + 1
@@ -95,7 +93,9 @@ def test_an_edited_question_is_counted_from_its_texts_and_answers_to_another_tex
     )
 
 
-def test_grade_evidence_counts_dev_answers_and_refuses_a_test_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grade_evidence_counts_dev_answers_and_refuses_a_test_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     dev = tmp_path / "dev"
     dev.mkdir()
     rows = [
@@ -119,3 +119,48 @@ def test_grade_evidence_counts_dev_answers_and_refuses_a_test_set(tmp_path: Path
     assert "is a test set" in capsys.readouterr().err
     blind3 = Path(__file__).parent / "fixtures" / "grader_blind3"
     assert main(["grade-evidence", str(blind3), "--out", str(out)]) == 2
+
+
+# q770's misconception 2 («Любое действие субагента можно откатить компенсацией, даже отправленное
+# письмо или платёж»), said with none of its predicate phrases, as its paraphrases say it
+SAID_AS_WRITTEN = "Письмо или платёж, уже отправленные субагентом, тоже откатываются компенсацией."
+
+
+def test_a_misconception_said_as_candidates_say_it_is_charged_and_a_weaker_lean_only_asked(bank: Bank) -> None:
+    q = bank.questions["q770"]
+    matcher = matcher_for(bank.lexicon)
+    charged, unsure, _, _ = find_charges(q, matcher.tokens(SAID_AS_WRITTEN), matcher)
+    assert not charged and not unsure
+    g = grade(q, f"Откат делегирования — возврат к снимку перед делегированием. {SAID_AS_WRITTEN}", bank.lexicon)
+    assert g.misconceptions == (2,) and g.evidence == (SAID_AS_WRITTEN,)
+    vaguer = "Любой шаг субагента, даже отправленный платёж, потом спокойно отменяется компенсирующей транзакцией."
+    g = grade(q, vaguer, bank.lexicon)
+    assert not g.misconceptions and [i for i, _ in g.asks] == [2]
+
+
+def test_paraphrases_count_only_for_the_claim_they_were_written_for(bank: Bank) -> None:
+    q = bank.questions["q770"]
+    matcher = matcher_for(bank.lexicon)
+    line = leaning.EVIDENCE_FILE.line(q.id)
+    assert line is not None
+    as_shipped = leaning.build_model(q, matcher, bank.lexicon, line)
+    m = q.misconceptions[2]
+    edited = dataclasses.replace(
+        q,
+        misconceptions=(
+            *q.misconceptions[:2],
+            dataclasses.replace(m, claim="Компенсацией откатывают только внутренние действия."),
+            *q.misconceptions[3:],
+        ),
+    )
+    rebuilt = leaning.build_model(edited, matcher, bank.lexicon, line)
+    assert rebuilt.said[2].n < as_shipped.said[2].n  # its six paraphrases no longer count
+    assert rebuilt.said[1] == as_shipped.said[1]
+
+
+def test_pasting_the_cards_own_sentence_is_never_charged(bank: Bank) -> None:
+    # «справа для обучения, слева для генерации» shares its words with the wrong «для обучения паддят слева»
+    for qid in ("code-17", "code-24", "scratch-07"):
+        q = bank.questions[qid]
+        g = grade(q, q.answer, bank.lexicon)
+        assert not g.misconceptions and not g.asks, qid

@@ -45,7 +45,7 @@ def _files(sources: list[str]) -> list[Path] | str:
 def cmd_grade_evidence(args: argparse.Namespace) -> int:
     from bot.cli.grading import _bank
     from bot.core.grading import matcher_for
-    from bot.core.leaning import bank_counts, bank_stamp, count_texts, group_names, text_stamp
+    from bot.core.leaning import bank_counts, bank_stamp, claim_stamp, count_texts, group_names, text_stamp
 
     files = _files(args.sources)
     if isinstance(files, str):
@@ -70,6 +70,9 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
             counter, count = count_texts((obj.get("text") or obj.get("answer") or "",), matcher, names)
             (wrong if side == "wrong" else right).setdefault(qid, Counter()).update(counter)
             n[(qid, side)] += count
+    said = _paraphrases(Path(args.paraphrases), bank, matcher, names) if args.paraphrases else {}
+    if isinstance(said, str):
+        return fail(said, EXIT_USAGE)
     lines = []
     for q in sorted(bank.questions.values(), key=lambda q: q.id):
         qid = q.id
@@ -84,6 +87,10 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
                 "wrong": dict(sorted(wrong.get(qid, Counter()).items())),
                 "right": dict(sorted(right.get(qid, Counter()).items())),
             },
+            "said": [
+                {"claim": claim_stamp(m.claim), **_said_counts(said.get((qid, i)))}
+                for i, m in enumerate(q.misconceptions)
+            ],
         }
         lines.append(json.dumps(record, ensure_ascii=False))  # "question" first: the grader indexes by it
     out = Path(args.out)
@@ -96,14 +103,49 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paraphrases(
+    path: Path, bank: Any, matcher: Any, names: dict[str, str]
+) -> dict[tuple[str, int], tuple[Counter[str], int]] | str:
+    """Per (question, misconception index), the counts of the sentences written to say it."""
+    from bot.core.leaning import count_texts
+
+    out: dict[tuple[str, int], tuple[Counter[str], int]] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        q = bank.question(str(obj["question"]))
+        index = int(obj["misconception"])
+        if q is None or not 0 <= index < len(q.misconceptions):
+            return f"{path}:{lineno}: no misconception {index} of question {obj['question']!r}"
+        counts, n = count_texts((obj["text"],), matcher, names)
+        old = out.get((q.id, index), (Counter(), 0))
+        out[(q.id, index)] = (old[0] + counts, old[1] + n)
+    return out
+
+
+def _said_counts(found: tuple[Counter[str], int] | None) -> dict[str, Any]:
+    counts, n = found or (Counter(), 0)
+    return {"n": n, "wrong": dict(sorted(counts.items()))}
+
+
 def _sorted(counts: dict[str, Any]) -> dict[str, Any]:
     """Count tables sorted by key, so that a remade file differs only where the counts do."""
-    return {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in counts.items()}
+    out = {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in counts.items()}
+    out["said"] = [{**x, "wrong": dict(sorted(x["wrong"].items()))} for x in counts["said"]]
+    return out
 
 
 def add_commands(sub: Any) -> None:
     """Register grade-evidence on the main parser."""
     ev = sub.add_parser("grade-evidence", help="count labelled dev answers' words for the grader's word model")
     ev.add_argument("sources", nargs="+", help="answer sets: folders of JSON lines, or JSON-lines files")
+    ev.add_argument(
+        "--paraphrases", metavar="FILE", help="how candidates say each misconception (data/evidence/paraphrases.jsonl)"
+    )
     ev.add_argument("--out", required=True, help="where to write (the bundled bank's: data/evidence/answers.jsonl)")
     ev.set_defaults(func=cmd_grade_evidence)

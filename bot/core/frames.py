@@ -95,6 +95,10 @@ _BELIEF: Final = frozenset(
         "объясняют",
         "причисляют",
         "относят",
+        "слышу",
+        "слышал",
+        "слышала",
+        "слышали",
         "call",
         "explain",
     ]
@@ -106,6 +110,8 @@ _STRONG: Final = frozenset(
         "мифа",
         "мифом",
         "мифы",
+        "неправильно",
+        "некорректно",
         "заблуждение",
         "заблуждения",
         "заблуждением",
@@ -356,6 +362,8 @@ _QUALIFIERS: Final = frozenset(
 
 def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool:
     """Whether a segment opens somebody else's belief that the answer goes on to refute or deny."""
+    if _others_practice(raw):
+        return True
     if any(w in _BELIEF for w in raw) and (
         sentence_words & _WRONG
         or any(w in {"думают", "полагают", "верят", "think", "believe", "мнение"} for w in raw)
@@ -374,6 +382,18 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
         a in {"не", "not", "doesn", "does", "t"} and b in _IMPLY for a, b in _bigrams(raw)
     )  # «не значит», «не означает», "doesn't mean", "not true"
     return negated_imply
+
+
+_OTHERS: Final = frozenset({"многие", "некоторые"})
+_PLURAL_ENDINGS: Final = ("ют", "ят", "ут", "ат")
+
+
+def _others_practice(raw: Sequence[str]) -> bool:
+    """«Многие переносят learning rate из полного fine-tuning…», «Часто смотрят на GPU utilization…»:
+    what others do, told to be set against (to the next contrast), not the answer's own claim."""
+    if raw and raw[0] in _OTHERS:
+        return True
+    return len(raw) > 1 and raw[0] == "часто" and raw[1].endswith(_PLURAL_ENDINGS) and len(raw[1]) > 4
 
 
 def _believes(raw: Sequence[str]) -> bool:
