@@ -100,21 +100,31 @@ class SearchIndex:
                 entry[0].append(doc)
                 entry[1].append(count)
             lengths.append(length)
+        self._pack(raw, in_text, lengths)
+
+    def _pack(self, raw: dict[str, tuple[array[int], array[float]]], in_text: dict[str, set[int]],
+              lengths: list[float]) -> None:  # fmt: skip
+        """Every key's postings as one slice of two flat arrays: the documents in order and BM25's
+        saturated term weight of each, computed once (tf is never needed again); and the documents
+        whose own text holds the key as a slice of a third. Two arrays and a frozenset per key took
+        13.7 MB for a 10,000-question bank's 14,831 keys, the flat arrays 7.5 MB (the same postings)."""
         avg = (sum(lengths) / len(lengths)) if lengths else 1.0
-        # BM25's saturated term weight per posting, computed once (tf is never needed again), kept
-        # as two compact arrays per key: ~10x smaller than dicts of Python floats on a large bank.
-        self._postings: dict[str, tuple[array[int], array[float]]] = {}
+        # a key → its number n: its postings are [_starts[n], _starts[n + 1]), its own-text documents
+        # [_text_starts[n], _text_starts[n + 1])
+        self._postings: dict[str, int] = {}
+        self._docs, self._weights, self._text_docs = array("I"), array("f"), array("I")
+        self._starts, self._text_starts = array("I", [0]), array("I", [0])
         for key in list(raw):
             docs, counts = raw.pop(key)
-            weights = array(
-                "f",
-                (
-                    count * (_K1 + 1) / (count + _K1 * (1 - _B + _B * lengths[doc] / avg))
-                    for doc, count in zip(docs, counts, strict=True)
-                ),
+            self._postings[key] = len(self._postings)
+            self._docs.extend(docs)
+            self._weights.extend(
+                count * (_K1 + 1) / (count + _K1 * (1 - _B + _B * lengths[doc] / avg))
+                for doc, count in zip(docs, counts, strict=True)
             )
-            self._postings[key] = (docs, weights)
-        self._in_text = {key: frozenset(docs) for key, docs in in_text.items()}
+            self._starts.append(len(self._docs))
+            self._text_docs.extend(sorted(in_text.get(key, ())))
+            self._text_starts.append(len(self._text_docs))
         self._vocab = sorted(self._postings)
 
     def _expand(self, key: str) -> list[str]:
@@ -174,11 +184,12 @@ class SearchIndex:
                     introduced[doc] += 1
             for key in expanded:
                 factor = 1.0 if key == qk else PREFIX_FACTOR  # the word itself beats a longer/shorter form
-                docs, weights = self._postings[key]
-                for doc, weight in zip(docs, weights, strict=True):
+                n = self._postings[key]
+                start, end = self._starts[n], self._starts[n + 1]
+                for doc, weight in zip(self._docs[start:end], self._weights[start:end], strict=True):
                     if weight * factor > hit_docs.get(doc, 0.0):
                         hit_docs[doc] = weight * factor
-                text_docs |= self._in_text.get(key, frozenset())
+                text_docs.update(self._text_docs[self._text_starts[n] : self._text_starts[n + 1]])
             idf = math.log(1 + (n_docs - len(hit_docs) + 0.5) / (len(hit_docs) + 0.5))
             total += idf
             for doc, weight in hit_docs.items():
