@@ -93,16 +93,17 @@ def test_an_edited_question_is_counted_from_its_texts_and_answers_to_another_tex
     )
 
 
-def test_grade_evidence_counts_dev_answers_and_refuses_a_test_set(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+ROWS = [
+    {"question": "rag-11", "kind": "fluent_wrong", "score": 10, "text": IN_OTHER_WORDS},
+    {"question": "rag-11", "kind": "short", "score": 80, "text": "Фильтруют по метаданным до поиска. Или после."},
+]
+
+
+@pytest.mark.slow  # counts every question's own texts: ~20 s
+def test_grade_evidence_counts_dev_answers_per_question(tmp_path: Path) -> None:
     dev = tmp_path / "dev"
     dev.mkdir()
-    rows = [
-        {"question": "rag-11", "kind": "fluent_wrong", "score": 10, "text": IN_OTHER_WORDS},
-        {"question": "rag-11", "kind": "short", "score": 80, "text": "Фильтруют по метаданным до поиска. Или после."},
-    ]
-    (dev / "a.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    (dev / "a.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8")
     out = tmp_path / "counts.jsonl"
     assert main(["grade-evidence", str(dev), "--out", str(out)]) == 0
     lines = {json.loads(x)["question"]: json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()}
@@ -111,14 +112,18 @@ def test_grade_evidence_counts_dev_answers_and_refuses_a_test_set(
     assert (answers["n_wrong"], answers["n_right"]) == (1, 2)
     assert lines["rag-12"]["answers"]["n_wrong"] == 0
 
+
+def test_grade_evidence_refuses_a_test_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "counts.jsonl"
     test = tmp_path / "test"
     test.mkdir()
     (test / "README.md").write_text("**The whole set is a test set:** never read.", encoding="utf-8")
-    (test / "a.jsonl").write_text(json.dumps(rows[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    (test / "a.jsonl").write_text(json.dumps(ROWS[0], ensure_ascii=False) + "\n", encoding="utf-8")
     assert main(["grade-evidence", str(test), "--out", str(out)]) == 2
     assert "is a test set" in capsys.readouterr().err
     blind3 = Path(__file__).parent / "fixtures" / "grader_blind3"
     assert main(["grade-evidence", str(blind3), "--out", str(out)]) == 2
+    assert not out.exists()
 
 
 # q770's misconception 2 («Любое действие субагента можно откатить компенсацией, даже отправленное
