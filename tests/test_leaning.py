@@ -138,7 +138,7 @@ def test_a_misconception_said_as_candidates_say_it_is_charged_and_a_weaker_lean_
     assert not charged and not unsure
     g = grade(q, f"Откат делегирования — возврат к снимку перед делегированием. {SAID_AS_WRITTEN}", bank.lexicon)
     assert g.misconceptions == (2,) and g.evidence == (SAID_AS_WRITTEN,)
-    vaguer = "Любой шаг субагента, даже отправленный платёж, потом спокойно отменяется компенсирующей транзакцией."
+    vaguer = "Субагент может делать что угодно, вплоть до платежей: всё откатывается компенсацией."
     g = grade(q, vaguer, bank.lexicon)
     assert not g.misconceptions and [i for i, _ in g.asks] == [2]
 
