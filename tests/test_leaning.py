@@ -128,7 +128,7 @@ def test_grade_evidence_refuses_a_test_set(tmp_path: Path, capsys: pytest.Captur
 
 # q770's misconception 2 («Любое действие субагента можно откатить компенсацией, даже отправленное
 # письмо или платёж»), said with none of its predicate phrases, as its paraphrases say it
-SAID_AS_WRITTEN = "Письмо или платёж, уже отправленные субагентом, тоже откатываются компенсацией."
+SAID_AS_WRITTEN = "Даже уже отправленное письмо или проведённый платёж субагента можно откатить компенсацией."
 
 
 def test_a_misconception_said_as_candidates_say_it_is_charged_and_a_weaker_lean_only_asked(bank: Bank) -> None:
@@ -138,7 +138,7 @@ def test_a_misconception_said_as_candidates_say_it_is_charged_and_a_weaker_lean_
     assert not charged and not unsure
     g = grade(q, f"Откат делегирования — возврат к снимку перед делегированием. {SAID_AS_WRITTEN}", bank.lexicon)
     assert g.misconceptions == (2,) and g.evidence == (SAID_AS_WRITTEN,)
-    vaguer = "Субагент может делать что угодно, вплоть до платежей: всё откатывается компенсацией."
+    vaguer = "Письмо или платёж, уже отправленные субагентом, тоже откатываются компенсацией."
     g = grade(q, vaguer, bank.lexicon)
     assert not g.misconceptions and [i for i, _ in g.asks] == [2]
 

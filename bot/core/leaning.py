@@ -23,7 +23,11 @@ A sentence that mostly shares its keys with one of the question's own correct se
 (:data:`RESTATES`) is neither charged nor asked about: words alone cannot tell «справа для обучения,
 слева для генерации» from «для обучения паддят слева». Nor is a mostly English sentence: the correct
 texts are Russian, and English words would lean towards the wrong side for their language alone.
-The thresholds were chosen on the dev sets (tests/fixtures/README.md).
+The charge thresholds were chosen on answers the counts were made without (grader_dev4, and
+grader_blind's long ``full`` answers with that set left out): at most ~0.3% of correct answers charged
+by the word models alone. Charging from lower leans caught more wrong answers on the dev sets, and
+charged three times as many correct answers of the test set; between the ask and the charge lines a
+sentence is asked about, which accuses nothing.
 
 The counts are data: ``data/evidence/answers.jsonl``, one line per question, made by
 ``interview-bot grade-evidence`` from the dev answer sets only (never a test set), the paraphrases,
@@ -55,10 +59,10 @@ if TYPE_CHECKING:
 
 A: Final = 0.01  # smoothing: a word seen once among ~40 wrong sentences and never among the correct weighs ~1.3
 NEGATIVE_SHARE: Final = 0.5  # a word of the correct texts pulls a sentence back by half its weight
-CHARGE_AT: Final = 7.0
+CHARGE_AT: Final = 10.0
 ASK_AT: Final = 5.0
 ATTRIBUTED: Final = 0.45  # share of a sentence's lean that must come from the misconception's own words
-SAID_CHARGE_AT: Final = 8.0  # the same, against one misconception as it is said (see said_lean)
+SAID_CHARGE_AT: Final = 12.0  # the same, against one misconception as it is said (see said_lean)
 SAID_ASK_AT: Final = 6.0
 SAID_NEGATIVE_SHARE: Final = 1.0
 MIN_KEY: Final = 3  # shorter keys (and function words) carry no lean
