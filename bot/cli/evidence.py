@@ -73,7 +73,7 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
     said = _paraphrases(Path(args.paraphrases), bank, matcher, names) if args.paraphrases else {}
     if isinstance(said, str):
         return fail(said, EXIT_USAGE)
-    lines = []
+    records = []
     for q in sorted(bank.questions.values(), key=lambda q: q.id):
         qid = q.id
         record: dict[str, Any] = {
@@ -92,7 +92,9 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
                 for i, m in enumerate(q.misconceptions)
             ],
         }
-        lines.append(json.dumps(record, ensure_ascii=False))  # "question" first: the grader indexes by it
+        records.append(record)
+    _guard_topic_texts(records, bank, matcher)
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]  # "question" first: the grader indexes by it
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -101,6 +103,32 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
         f"{sum(v for (_, s), v in n.items() if s == 'right')} right sentences from {len(files)} files"
     )
     return 0
+
+
+def _guard_topic_texts(records: list[dict[str, Any]], bank: Any, matcher: Any) -> None:
+    """Add to each record the sentences of its topic's other correct texts (cards, details, follow-ups,
+    corrections) that its word models would charge or ask about: they are right by the bank's own word,
+    and the grader leaves a sentence restating one alone (issue 28's self-consistency)."""
+    from bot.core.leaning import build_model, leans
+
+    by_topic: dict[str, list[tuple[str, list[frozenset[str]]]]] = {}
+    for record in records:
+        q = bank.question(record["question"])
+        sentences = [frozenset(keys) for keys in record["bank"]["own"]]
+        by_topic.setdefault(q.topic, []).append((q.id, sentences))
+    for record in records:
+        q = bank.question(record["question"])
+        model = build_model(q, matcher, bank.lexicon, record)
+        guarded: set[tuple[str, ...]] = set()
+        for other, sentences in by_topic[q.topic]:
+            if other == q.id:
+                continue
+            before: frozenset[str] = frozenset()
+            for keys in sentences:
+                if leans(model, keys, keys | before):
+                    guarded.add(tuple(sorted(keys)))
+                before = keys
+        record["guarded"] = [list(keys) for keys in sorted(guarded)]
 
 
 def _paraphrases(

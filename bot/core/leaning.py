@@ -229,7 +229,7 @@ class Model:
     n_right: int
     vocab: tuple[frozenset[str], ...]  # each misconception's own keys (claim, predicates, subject)
     said: tuple[Said, ...]
-    own: tuple[list[str], ...] = ()  # the keys of each sentence of its correct texts (see _restates)
+    own: tuple[list[str], ...] = ()  # the keys of each sentence of its and its topic's correct texts (_restates)
 
     def weight(self, key: str) -> float:
         """The question-level weight of ``key`` (0 when the key is too rare to tell, or light)."""
@@ -313,7 +313,7 @@ def build_model(question: Question, matcher: Matcher, lexicon: Lexicon | None, l
         n_right=int(own["n_right"]) + int(answers["n_right"]),
         vocab=tuple(frozenset(v) for v in own["vocab"]),
         said=_said(question, own, line),
-        own=tuple(own["own"]),
+        own=(*own["own"], *(line.get("guarded", []) if line is not None else [])),
     )
 
 
@@ -405,6 +405,11 @@ def _restates(keys: frozenset[str], own: tuple[frozenset[str], ...]) -> bool:
     shared): the card's «справа для обучения, слева для генерации» shares its words with the wrong
     «для обучения паддят слева», and a user pasting it is right."""
     return any(len(keys & o) >= RESTATES * len(keys | o) for o in own if o)
+
+
+def leans(model: Model, keys: frozenset[str], near: frozenset[str]) -> bool:
+    """Whether a sentence's keys would be charged or asked about (``near``: with the sentence before)."""
+    return _by_question(model, keys, 0) is not None or any(True for _ in _by_misconception(model, keys, near, 0))
 
 
 def _by_question(model: Model, keys: frozenset[str], si: int) -> Lean | None:
