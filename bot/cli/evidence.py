@@ -45,7 +45,7 @@ def _files(sources: list[str]) -> list[Path] | str:
 def cmd_grade_evidence(args: argparse.Namespace) -> int:
     from bot.cli.grading import _bank
     from bot.core.grading import matcher_for
-    from bot.core.leaning import bank_counts, bank_stamp, claim_stamp, count_texts, group_names, text_stamp
+    from bot.core.leaning import count_texts, group_names
 
     files = _files(args.sources)
     if isinstance(files, str):
@@ -73,26 +73,8 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
     said = _paraphrases(Path(args.paraphrases), bank, matcher, names) if args.paraphrases else {}
     if isinstance(said, str):
         return fail(said, EXIT_USAGE)
-    records = []
-    for q in sorted(bank.questions.values(), key=lambda q: q.id):
-        qid = q.id
-        record: dict[str, Any] = {
-            "question": qid,
-            "text": text_stamp(q.text),
-            "bank_stamp": bank_stamp(q),
-            "bank": _sorted(bank_counts(q, matcher, bank.lexicon)),
-            "answers": {
-                "n_wrong": n[(qid, "wrong")],
-                "n_right": n[(qid, "right")],
-                "wrong": dict(sorted(wrong.get(qid, Counter()).items())),
-                "right": dict(sorted(right.get(qid, Counter()).items())),
-            },
-            "said": [
-                {"claim": claim_stamp(m.claim), **_said_counts(said.get((qid, i)))}
-                for i, m in enumerate(q.misconceptions)
-            ],
-        }
-        records.append(record)
+    counted = (wrong, right, n, said)
+    records = [_record(q, bank, matcher, counted) for q in sorted(bank.questions.values(), key=lambda q: q.id)]
     _guard_topic_texts(records, bank, matcher)
     lines = [json.dumps(r, ensure_ascii=False) for r in records]  # "question" first: the grader indexes by it
     out = Path(args.out)
@@ -103,6 +85,29 @@ def cmd_grade_evidence(args: argparse.Namespace) -> int:
         f"{sum(v for (_, s), v in n.items() if s == 'right')} right sentences from {len(files)} files"
     )
     return 0
+
+
+def _record(q: Any, bank: Any, matcher: Any, counted: tuple[Any, Any, Any, Any]) -> dict[str, Any]:
+    """One question's line: its text stamp, its bank part (stamped), its answers' and paraphrases' counts."""
+    from bot.core.leaning import bank_counts, bank_stamp, claim_stamp, text_stamp
+
+    wrong, right, n, said = counted
+    qid = q.id
+    return {
+        "question": qid,
+        "text": text_stamp(q.text),
+        "bank_stamp": bank_stamp(q),
+        "bank": _sorted(bank_counts(q, matcher, bank.lexicon)),
+        "answers": {
+            "n_wrong": n[(qid, "wrong")],
+            "n_right": n[(qid, "right")],
+            "wrong": dict(sorted(wrong.get(qid, Counter()).items())),
+            "right": dict(sorted(right.get(qid, Counter()).items())),
+        },
+        "said": [
+            {"claim": claim_stamp(m.claim), **_said_counts(said.get((qid, i)))} for i, m in enumerate(q.misconceptions)
+        ],
+    }
 
 
 def _guard_topic_texts(records: list[dict[str, Any]], bank: Any, matcher: Any) -> None:
