@@ -73,6 +73,7 @@ def feedback_lines(
     errors += [
         Line(
             t(lang, "practice.ask_claim", sentence=sentence, claim=q.misconceptions[i].claim.rstrip("."),
+              claim_inline=_mid_sentence(q.misconceptions[i].claim.rstrip(".")),
               correction=q.misconceptions[i].correction),
             "note",
         )
@@ -103,3 +104,12 @@ def feedback_lines(
     if fallback:
         lines.append(Line(t(lang, "practice.fallback", reason=t(lang, f"practice.fallback_{fallback}")), "note"))
     return lines
+
+
+def _mid_sentence(claim: str) -> str:
+    """A claim put inside a sentence («вы имели в виду, что любое действие …»): a Russian first word in lower
+    case; a Latin one (Adam, Medusa, LoRA, KV) and an acronym as written."""
+    first = claim.split(" ", 1)[0]
+    if len(first) > 1 and ("А" <= first[0] <= "Я" or first[0] == "Ё") and first[1:].islower() and first.isalpha():
+        return claim[0].lower() + claim[1:]
+    return claim
