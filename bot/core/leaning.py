@@ -250,12 +250,12 @@ class Model:
 
 _models: dict[tuple[int, str], Model] = {}
 _models_lock = threading.Lock()
-MODELS_KEPT: Final = 16  # questions whose model is kept (each ~80 KB); the others are rebuilt (~2 ms)
+MODELS_KEPT: Final = 16  # questions whose model is kept (each ~80 KB); the others are read again (~3 ms)
 
 
 def model_for(question: Question, matcher: Matcher, lexicon: Lexicon | None) -> Model:
     """The word model of ``question``: from the counts file when it is current for the question
-    (~1 ms), else counted from its texts (~30 ms), once per question while it stays cached."""
+    (~3 ms), else counted from its texts (~30 ms), once per question while it stays cached."""
     key = (id(question), question.id)
     cached = _models.get(key)
     if cached is not None:
