@@ -214,7 +214,9 @@ class Said:
     subject: frozenset[str] = frozenset()
 
     def log_share(self, key: str) -> float:
-        count = sum(c.get(key, 0) for c in self.counts)
+        count = 0
+        for c in self.counts:  # one or two tables: a loop, not a generator (~0.1 µs a key)
+            count += c.get(key, 0)
         return math.log(count / self.n + A) if count else _LN_A
 
 
@@ -235,8 +237,11 @@ class Model:
         """The question-level weight of ``key`` (0 when the key is too rare to tell, or light)."""
         if not self.n_wrong or not self.n_right:
             return 0.0
-        w = sum(d.get(key, 0) for d in self.wrong)
-        c = sum(d.get(key, 0) for d in self.right)
+        w = c = 0
+        for d in self.wrong:
+            w += d.get(key, 0)
+        for d in self.right:
+            c += d.get(key, 0)
         if not w and not c:
             return 0.0
         weight = math.log((w / self.n_wrong + A) / (c / self.n_right + A))
@@ -244,7 +249,9 @@ class Model:
 
     def right_log(self, key: str) -> float:
         """ln(C_k / N_C + A): how usual ``key`` is in the question's correct texts."""
-        c = sum(d.get(key, 0) for d in self.right)
+        c = 0
+        for d in self.right:
+            c += d.get(key, 0)
         return math.log(c / self.n_right + A) if c else _LN_A
 
 
@@ -353,15 +360,18 @@ def lean_of(model: Model, keys: frozenset[str]) -> float:
     return total
 
 
-def said_lean(model: Model, index: int, keys: frozenset[str]) -> float:
+def said_lean(model: Model, index: int, keys: frozenset[str], right: dict[str, float] | None = None) -> float:
     """How much a sentence's keys lean towards misconception ``index`` as it is said, against the
-    question's correct texts: ln(S_k / N_S + A) − ln(C_k / N_C + A) per key, negative ones whole."""
+    question's correct texts: ln(S_k / N_S + A) − ln(C_k / N_C + A) per key, negative ones whole
+    (``right``: the keys' ln(C_k / N_C + A), when the caller has them for all misconceptions)."""
     said = model.said[index]
     if not said.n or not model.n_right or not model.n_wrong:
         return 0.0
+    if right is None:
+        right = {k: model.right_log(k) for k in keys}
     total = 0.0
     for k in keys:
-        w = said.log_share(k) - model.right_log(k)
+        w = said.log_share(k) - right[k]
         total += w if w > 0 else SAID_NEGATIVE_SHARE * w
     return total
 
@@ -391,8 +401,7 @@ def lean_charges(question: Question, text: Text, matcher: Matcher, lexicon: Lexi
                 best[found.index] = found
     if best:
         keys_of = {lean.sentence: sentence_keys(text, lean.sentence, names) for lean in best.values()}
-        own = tuple(frozenset(keys) for keys in model.own)
-        best = {i: lean for i, lean in best.items() if not _restates(keys_of[lean.sentence], own)}
+        best = {i: lean for i, lean in best.items() if not _restates(keys_of[lean.sentence], model.own)}
     return sorted(best.values(), key=lambda x: x.index)
 
 
@@ -400,11 +409,11 @@ RESTATES: Final = 0.5  # Jaccard of keys with a sentence of the bank's correct t
 RESTATES_MIN: Final = 2  # a correct sentence of fewer keys is not kept for that
 
 
-def _restates(keys: frozenset[str], own: tuple[frozenset[str], ...]) -> bool:
+def _restates(keys: frozenset[str], own: Iterable[Iterable[str]]) -> bool:
     """Whether a sentence says what one of the question's own correct sentences says (most keys
     shared): the card's «справа для обучения, слева для генерации» shares its words with the wrong
     «для обучения паддят слева», and a user pasting it is right."""
-    return any(len(keys & o) >= RESTATES * len(keys | o) for o in own if o)
+    return any(len(keys.intersection(o)) >= RESTATES * len(keys.union(o)) for o in own if o)
 
 
 def leans(model: Model, keys: frozenset[str], near: frozenset[str]) -> bool:
@@ -429,9 +438,10 @@ def _by_misconception(model: Model, keys: frozenset[str], near: frozenset[str], 
     """Each misconception the sentence leans to as it is said, if its subject (when it has one) is
     named in the sentence or the one before (``near``): «как Medusa, предсказывает независимо» is
     no claim about EAGLE."""
+    right = {k: model.right_log(k) for k in keys}
     for i, said in enumerate(model.said):
         if said.subject and near.isdisjoint(said.subject):
             continue
-        lean = said_lean(model, i, keys)
+        lean = said_lean(model, i, keys, right)
         if lean >= SAID_ASK_AT:
             yield Lean(i, si, lean, lean >= SAID_CHARGE_AT)
