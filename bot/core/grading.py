@@ -389,10 +389,8 @@ def _add_leaning(
     for lean in lean_charges(question, text, matcher, lexicon):
         if lean.index in known:
             continue
-        written = text.written[lean.sentence]
-        if len(written) > QUOTE_CHARS:
-            written = written[:QUOTE_CHARS].rstrip() + "…"
-        (charged if lean.certain else unsure).append(Charge(lean.index, written, lean.certain))
+        whole = quote(text, Claim(Hit.MATCH, lean.sentence, ()))  # the sentence, cut as a long one is
+        (charged if lean.certain else unsure).append(Charge(lean.index, whole, lean.certain))
 
 
 def charge_key(kind: str, index: int) -> str:

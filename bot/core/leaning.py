@@ -360,15 +360,13 @@ def lean_of(model: Model, keys: frozenset[str]) -> float:
     return total
 
 
-def said_lean(model: Model, index: int, keys: frozenset[str], right: dict[str, float] | None = None) -> float:
+def said_lean(model: Model, index: int, keys: frozenset[str], right: dict[str, float]) -> float:
     """How much a sentence's keys lean towards misconception ``index`` as it is said, against the
     question's correct texts: ln(S_k / N_S + A) − ln(C_k / N_C + A) per key, negative ones whole
-    (``right``: the keys' ln(C_k / N_C + A), when the caller has them for all misconceptions)."""
+    (``right``: the keys' ln(C_k / N_C + A), computed once for all misconceptions)."""
     said = model.said[index]
     if not said.n or not model.n_right or not model.n_wrong:
         return 0.0
-    if right is None:
-        right = {k: model.right_log(k) for k in keys}
     total = 0.0
     for k in keys:
         w = said.log_share(k) - right[k]
@@ -387,9 +385,10 @@ def lean_charges(question: Question, text: Text, matcher: Matcher, lexicon: Lexi
     model = model_for(question, matcher, lexicon)
     names = group_names(lexicon)
     best: dict[int, Lean] = {}
+    keys_of: dict[int, frozenset[str]] = {}
     before: frozenset[str] = frozenset()  # the sentence before: a subject named there may be «он» here
     for si in range(len(text.sentences)):
-        keys = sentence_keys(text, si, names)
+        keys = keys_of[si] = sentence_keys(text, si, names)
         near, before = keys | before, keys
         if not _mostly_russian(text.written[si] if si < len(text.written) else ""):
             continue
@@ -400,7 +399,6 @@ def lean_charges(question: Question, text: Text, matcher: Matcher, lexicon: Lexi
             if old is None or (found.certain, found.lean) > (old.certain, old.lean):
                 best[found.index] = found
     if best:
-        keys_of = {lean.sentence: sentence_keys(text, lean.sentence, names) for lean in best.values()}
         best = {i: lean for i, lean in best.items() if not _restates(keys_of[lean.sentence], model.own)}
     return sorted(best.values(), key=lambda x: x.index)
 
