@@ -78,3 +78,21 @@ def test_in_a_group_only_the_author_confirms_a_short_reply(fake: FakeTelegram, b
     (fb,) = anna.expect()
     assert "Ответ сохранён" in fb.text
     assert bot.rows("select user_id, text from answers where chat_id = ?", -7001) == [(701, "?")]
+
+
+def test_a_listed_error_in_other_words_is_quoted_over_the_bot_api(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    # rag-11 (number 1111): its misconception «дату или клиента можно просто дописать в текст запроса» said
+    # with none of its predicate phrases; the grader's word models find it in the running bot
+    user = fake.user(uid)
+    user.send("/q 1111")
+    user.expect()
+    said = (
+        "Фильтр по клиенту проще всего зашить в эмбеддинг: дописываем id клиента в текст чанка перед "
+        "векторизацией, и поиск сам вернёт нужные документы."
+    )
+    user.send(f"Я бы делал гибридный поиск и reranker. {said}")
+    (fb,) = user.expect()
+    assert f"❌ Вы написали: «{said}» — неверно:" in fb.text
+    assert "Это не ошибка" in str(fb.reply_markup)  # the charge can be disputed like any other
