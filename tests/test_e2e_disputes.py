@@ -90,15 +90,23 @@ def test_a_charge_is_disputed_in_an_interview_report(fake: FakeTelegram, bot: Bo
     assert "Вы написали" in fb.text
     assert "Итоги интервью" in report.text and "Вы написали" in report.text
     assert "Слабые темы: LoRA" in report.text
-    user.press(report, report.button("Не ошибка: 1"))
-    fake.wait_for(lambda: "Вы написали" not in report.text, 5, what="the report shown again")
+
+    # one sentence may assert two listed errors (lora-10's claim does): «Не ошибка: 1.1», «Не ошибка: 1.2»
+    def left() -> list[str]:
+        return [label for label, _ in report.buttons() if label.startswith("Не ошибка: 1")]
+
+    charged = len(left())
+    for n in range(charged, 0, -1):
+        user.press(report, report.button(left()[0]))
+        fake.wait_for(lambda n=n: len(left()) == n - 1, 5, what="the report shown again")
+    assert "Вы написали" not in report.text
     assert "Не ошибка" not in " ".join(label for label, _ in report.buttons())
     (item,) = bot.rows(
         "select i.coverage from interview_items i join interviews v on v.id = i.interview_id where v.user_id = ?", uid
     )
     (answer,) = bot.rows("select coverage from answers where user_id = ?", uid)
     assert item == answer
-    assert bot.rows("select count(*) from disputes where user_id = ?", uid) == [(1,)]
+    assert bot.rows("select count(*) from disputes where user_id = ?", uid) == [(charged,)]
 
 
 def test_forget_deletes_my_disputes(fake: FakeTelegram, bot: BotProcess, uid: int, bank: Bank) -> None:
