@@ -27,6 +27,7 @@ from bot.core.quiz import (
     related,
     short_definition,
     tg_len,
+    terms_by_topic,
     topic_terms,
 )
 from bot.db import answers, polls
@@ -439,3 +440,9 @@ def test_polls_carry_no_markdown() -> None:
             for text in (quiz.question, quiz.explanation, *quiz.options):
                 assert "`" not in text and "**" not in text, (term.id, text)
     assert seen
+
+
+def test_terms_by_topic_is_topic_terms_for_every_topic() -> None:
+    by_topic = terms_by_topic(BANK)
+    for topic in BANK.topics:
+        assert by_topic[topic.id] == topic_terms(BANK, topic.id)

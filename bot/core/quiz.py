@@ -112,12 +112,20 @@ def _tokens(text: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((m.start(), m.end(), _key(m.group())) for m in _WORD.finditer(text))
 
 
+@lru_cache(maxsize=4096)
+def _starts(text: str) -> frozenset[str]:
+    return frozenset(key[:2] for _, _, key in _tokens(text))
+
+
 def _spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:
     """Character spans of ``text`` where one of ``names`` occurs, word by word with inflections
     ("контрольную точку" ~ "контрольная точка", "чекпоинтов" ~ "checkpoints")."""
     tokens = _tokens(text)
+    starts = _starts(text)
     spans = []
     for ks in _name_keys(names):
+        if ks[0][:2] not in starts:  # words that meet share their first two letters (see _same_word)
+            continue
         n = len(ks)
         for i in range(len(tokens) - n + 1):
             if all(_same_word(ks[j], tokens[i + j][2]) for j in range(n)):
@@ -276,19 +284,30 @@ def term_topics(bank: Bank, term: Term) -> list[str]:
     return sorted(counts, key=lambda tid: (-counts[tid], order.get(tid, len(order))))
 
 
+def terms_by_topic(bank: Bank) -> dict[str, list[str]]:
+    """Per topic, the ids of the terms linked to its questions, in bank order (one pass over the terms)."""
+    out: dict[str, list[str]] = {tp.id: [] for tp in bank.topics}
+    for term in bank.terms.values():
+        for topic in {q.topic for qid in term.questions if (q := bank.question(qid)) is not None}:
+            out.setdefault(topic, []).append(term.id)
+    return out
+
+
 def topic_terms(bank: Bank, topic: str) -> list[str]:
     """Ids of the terms linked to questions of ``topic``, in bank order."""
     ids = set(bank.topic_question_ids(topic))
     return [term.id for term in bank.terms.values() if ids & set(term.questions)]
 
 
-def nearest_topics(bank: Bank, topic: str) -> list[str]:
-    """Every other topic, nearest first: most terms shared with ``topic``, then closest in order."""
+def nearest_topics(bank: Bank, topic: str, by_topic: dict[str, list[str]] | None = None) -> list[str]:
+    """Every other topic, nearest first: most terms shared with ``topic``, then closest in order
+    (``by_topic``: :func:`terms_by_topic`, when the caller has it)."""
+    by_topic = terms_by_topic(bank) if by_topic is None else by_topic
     order = {tp.id: i for i, tp in enumerate(bank.topics)}
-    mine = set(topic_terms(bank, topic))
+    mine = set(by_topic.get(topic, ()))
     others = [tp.id for tp in bank.topics if tp.id != topic]
     here = order.get(topic, 0)
-    return sorted(others, key=lambda tid: (-len(mine & set(topic_terms(bank, tid))), abs(order[tid] - here)))
+    return sorted(others, key=lambda tid: (-len(mine.intersection(by_topic.get(tid, ()))), abs(order[tid] - here)))
 
 
 def option_label(term: Term, lang: str) -> str:
@@ -344,8 +363,9 @@ def related(a: Term, b: Term) -> bool:
 def _distractor_tiers(bank: Bank, term: Term, anchor: str | None) -> list[list[str]]:
     tiers: list[list[str]] = []
     if anchor is not None:
-        tiers.append(topic_terms(bank, anchor))
-        tiers.extend(topic_terms(bank, tid) for tid in nearest_topics(bank, anchor))
+        by_topic = terms_by_topic(bank)
+        tiers.append(by_topic.get(anchor, []))
+        tiers.extend(by_topic.get(tid, []) for tid in nearest_topics(bank, anchor, by_topic))
     linked = {tid for tier in tiers for tid in tier}
     tiers.append([tid for tid in bank.terms if tid not in linked])  # terms linked to no question
     return tiers
