@@ -14,6 +14,7 @@ inside functions and ``TYPE_CHECKING`` blocks too):
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -46,6 +47,12 @@ class Import:
         return f"{self.path or self.module}:{self.line}: {self.module} imports {self.target}"
 
 
+@functools.cache
+def _parse(source: str) -> ast.Module:
+    """A module's tree, parsed once for all the tests here (each walks every module of ``bot/``)."""
+    return ast.parse(source)
+
+
 def _module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -61,7 +68,7 @@ def parse_imports(source: str, module: str, is_package: bool, known: set[str], p
     """Every import in ``source`` (of ``module``), relative ones resolved; ``from a import b``
     names ``a.b`` when that is a module of ours, else ``a``."""
     found: list[Import] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, ast.Import):
             found += [Import(module, alias.name, node.lineno, path) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -76,6 +83,7 @@ def parse_imports(source: str, module: str, is_package: bool, known: set[str], p
     return list(dict.fromkeys(found))  # `from x import a, b` is one import of x
 
 
+@functools.cache
 def all_imports(root: Path = BOT) -> list[Import]:
     files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     known = set(files)
@@ -247,7 +255,7 @@ def private_uses(sources: dict[str, str]) -> list[str]:
     """Reaches into other libraries' internals: an import of a ``_private`` module or name of
     ``telegram``, ``sqlalchemy`` or ``aiohttp``; an attribute ``x._name`` that no code of ours
     defines (so it belongs to another library's object) or that is on the known list."""
-    trees = {where: ast.parse(src) for where, src in sources.items()}
+    trees = {where: _parse(src) for where, src in sources.items()}
     ours: set[str] = set()
     for tree in trees.values():
         for node in ast.walk(tree):
@@ -334,7 +342,7 @@ def _shape_problems(path: Path, source: str) -> list[str]:
     lines = len(source.splitlines())
     if lines > MAX_MODULE_LINES:
         problems.append(f"{where}: {lines} lines")
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         length = (node.end_lineno or node.lineno) - node.lineno + 1

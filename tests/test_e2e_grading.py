@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import BotProcess
+from tests.conftest import BotProcess, shipped_bank
 from tests.fakebot import BOT_USERNAME, FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -15,27 +15,14 @@ def test_a_wrong_claim_is_corrected_and_not_headed_with_a_tick(fake: FakeTelegra
     user = fake.user(uid)
     user.send("/q 463")
     user.expect()
-    q = bot_question(bot)
-    claim = q["misconceptions"][0]
-    user.send(f"Уверенно скажу так: {claim['claim']}. Это главное, что нужно знать.")
+    claim = shipped_bank().questions["q463"].misconceptions[0]  # the bank the bot reads
+    user.send(f"Уверенно скажу так: {claim.claim}. Это главное, что нужно знать.")
     (fb,) = user.expect()
-    assert f"❌ Вы написали: «Уверенно скажу так: {claim['claim']}.» — неверно:" in fb.text
-    assert claim["correction"][:40] in fb.text
+    assert f"❌ Вы написали: «Уверенно скажу так: {claim.claim}.» — неверно:" in fb.text
+    assert claim.correction[:40] in fb.text
     assert "Оценка:" in fb.text and "✅" not in fb.text.split("\n")[1]
     (score,) = bot.rows("select coverage from answers where user_id = ?", uid)[0]
     assert score <= 0.3
-
-
-def bot_question(bot: BotProcess) -> dict:  # type: ignore[type-arg]
-    import yaml
-
-    from bot.bank import default_bank_path
-
-    for path in (default_bank_path() / "questions").glob("*.yaml"):
-        for q in yaml.safe_load(path.read_text(encoding="utf-8"))["questions"]:
-            if q["id"] == "q463":
-                return q  # type: ignore[no-any-return]
-    raise AssertionError("q463 not in the bank")
 
 
 def test_a_one_character_reply_is_confirmed_before_it_is_stored(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:

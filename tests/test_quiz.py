@@ -26,8 +26,8 @@ from bot.core.quiz import (
     quiz_for_term,
     related,
     short_definition,
-    tg_len,
     terms_by_topic,
+    tg_len,
     topic_terms,
 )
 from bot.db import answers, polls
