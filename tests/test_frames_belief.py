@@ -18,3 +18,16 @@ def test_counting_is_the_answers_own_claim() -> None:
 def test_a_belief_introduced_by_schitayut_is_distanced() -> None:
     assert Frame.DISTANCED in _frames("Считают, что loss берут по всей последовательности, но это не так.")
     assert Frame.DISTANCED in _frames("Многие считают, что loss берут по всей последовательности.")
+
+
+def test_a_trap_the_answer_names_is_not_its_own_claim() -> None:
+    """«ловушка», «грабли», "trap" introduce a pitfall as «подводные камни» do (design-11: «Ещё ловушка —
+    даунсэмплинг негативов: без поправки … модель завышает CTR» was charged with «предсказания можно
+    использовать как есть»)."""
+    for text in (
+        "Ещё ловушка — даунсэмплинг негативов: без поправки модель систематически завышает CTR.",
+        "Классические грабли: warmup задают в эпохах.",
+        "A classic trap: the scheduler is stepped once per epoch.",
+    ):
+        assert Frame.DISTANCED in _frames(text), text
+    assert _frames("Ловить рыбу удочкой проще.") == {Frame.ASSERTED}
