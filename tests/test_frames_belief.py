@@ -31,3 +31,10 @@ def test_a_trap_the_answer_names_is_not_its_own_claim() -> None:
     ):
         assert Frame.DISTANCED in _frames(text), text
     assert _frames("Ловить рыбу удочкой проще.") == {Frame.ASSERTED}
+
+
+def test_what_people_often_do_to_a_term_is_their_practice() -> None:
+    """«Часто warmup и total задают в эпохах и вызывают step() раз в эпоху — …» tells what people do
+    (grader_dev4's refuting code-13 was charged on it); «часто модели ошибаются» is the answer's claim."""
+    assert Frame.DISTANCED in _frames("Часто warmup и total задают в эпохах, но считать надо в шагах.")
+    assert _frames("Часто модели ошибаются на длинных контекстах.") == {Frame.ASSERTED}

@@ -386,6 +386,7 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
 
 _OTHERS: Final = frozenset({"многие", "некоторые"})
 _PLURAL_ENDINGS: Final = ("ют", "ят", "ут", "ат")
+_CYRILLIC_WORD: Final = re.compile("[а-яё]")
 
 
 def _others_practice(raw: Sequence[str]) -> bool:
@@ -393,7 +394,16 @@ def _others_practice(raw: Sequence[str]) -> bool:
     what others do, told to be set against (to the next contrast), not the answer's own claim."""
     if raw and raw[0] in _OTHERS:
         return True
-    return len(raw) > 1 and raw[0] == "часто" and raw[1].endswith(_PLURAL_ENDINGS) and len(raw[1]) > 4
+    if len(raw) < 2 or raw[0] != "часто":
+        return False
+    # «часто смотрят …», and «часто warmup и total задают …»: the verb may follow the Latin terms it
+    # is done to (a Russian word before it could be its subject: «часто модели ошибаются» is a claim)
+    for w in raw[1:5]:
+        if w.endswith(_PLURAL_ENDINGS) and len(w) > 4:
+            return True
+        if _CYRILLIC_WORD.search(w) and w != "и":
+            return False
+    return False
 
 
 def _believes(raw: Sequence[str]) -> bool:
