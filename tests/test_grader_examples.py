@@ -150,3 +150,17 @@ def test_a_refutation_names_the_wrong_belief_without_being_charged_with_it(bank:
     ]
     for text in frames:
         assert 0 not in _grade(bank, "q463", text).misconceptions, text
+
+
+def test_a_comparison_listing_two_things_charges_neither_with_the_others_property(bank: Bank) -> None:
+    """«XGBoost — … рост по уровням, LightGBM растёт по листьям» is right; the claim «LightGBM растит деревья
+    по уровням» must not be read into it because LightGBM is named later in the sentence (grader_dev4's
+    ml-10 short answer was charged). Said of LightGBM itself, it is charged."""
+    right = (
+        "Оба строят деревья на гистограммах: XGBoost — регуляризованная цель второго порядка и по умолчанию рост "
+        "по уровням, LightGBM растёт по листьям, поэтому на малых данных легче переобучается."
+    )
+    g = _grade(bank, "ml-10", right)
+    assert not g.misconceptions, g.evidence
+    wrong = "LightGBM растит деревья по уровням, а XGBoost — по листьям, поэтому LightGBM медленнее."
+    assert 0 in _grade(bank, "ml-10", wrong).misconceptions

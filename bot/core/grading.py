@@ -298,8 +298,11 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
         clause = sentence[c.tokens[0]].clause
         if m.object and not _in_clause(matcher, m.object, text, c.sentence, clause):
             continue
-        if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause):
+        if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause, before=c.tokens[0]):
             return True, c
+        if _in_clause(matcher, m.subject, text, c.sentence, clause):  # named after it, past a comma or dash:
+            unsure = unsure or c  # «XGBoost — рост по уровням, LightGBM — по листьям», "train it …, reward models …"
+            continue
         if _in_clause(matcher, m.subject, text, c.sentence, clause, anywhere=True):
             continue  # the subject is what the clause contrasts with («в отличие от Elo, порядок не влияет»)
         if any(
@@ -314,17 +317,30 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
 
 
 def _in_clause(
-    matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int, *, anywhere: bool = False
+    matcher: Matcher,
+    phrases: tuple[str, ...],
+    text: Text,
+    si: int,
+    clause: int,
+    *,
+    anywhere: bool = False,
+    before: int | None = None,
 ) -> bool:
-    """Whether one of ``phrases`` stands in that clause: asserted or denied, or (``anywhere``) in any frame."""
+    """Whether one of ``phrases`` stands in that clause: asserted or denied, or (``anywhere``) in any frame.
+    ``before`` (a predicate's first token): the phrase must stand before it or in its segment — «XGBoost
+    растёт по уровням, LightGBM — по листьям» says nothing of LightGBM growing by levels."""
+    sentence = text.sentences[si]
     if anywhere:
         return any(
-            all(text.sentences[si][j].clause == clause for j in c.tokens)
+            all(sentence[j].clause == clause for j in c.tokens)
             for p in phrases
             for c in find_all(matcher.phrase(p), text, si)
         )
     return any(
-        c.sentence == si and text.sentences[si][c.tokens[0]].clause == clause and c.hit is Hit.MATCH
+        c.sentence == si
+        and sentence[c.tokens[0]].clause == clause
+        and c.hit is Hit.MATCH
+        and (before is None or c.tokens[0] < before or sentence[c.tokens[0]].segment == sentence[before].segment)
         for c in matcher.claims(phrases, text, denied=True)
     )
 
