@@ -38,3 +38,17 @@ def test_what_people_often_do_to_a_term_is_their_practice() -> None:
     (grader_dev4's refuting code-13 was charged on it); «часто модели ошибаются» is the answer's claim."""
     assert Frame.DISTANCED in _frames("Часто warmup и total задают в эпохах, но считать надо в шагах.")
     assert _frames("Часто модели ошибаются на длинных контекстах.") == {Frame.ASSERTED}
+
+
+def test_then_after_a_refuted_belief_or_a_condition_is_what_would_follow() -> None:
+    """«Часто думают, что X. Но тогда Y»: Y is what X would lead to (grader_dev4's refuting code-24 was
+    charged on it); «Тогда» after the answer's own claim goes on with its own voice."""
+    sentences = read_sentences(
+        "Часто думают, что для packing хватает causal-маски. Но тогда второй документ видит первый, "
+        "а позиции продолжаются с середины."
+    )
+    assert {f for _, _, _, f in sentences[1].words} == {Frame.CONDITION}
+    sentences = read_sentences("Если не вычитать максимум, exp переполнится. Тогда softmax вернёт NaN.")
+    assert {f for _, _, _, f in sentences[1].words} == {Frame.CONDITION}
+    sentences = read_sentences("Маска отсекает чужие документы. Тогда позиции считаются заново.")
+    assert {f for _, _, _, f in sentences[1].words} == {Frame.ASSERTED}

@@ -225,7 +225,8 @@ def read_sentences(text: str) -> list[Sentence]:
     - *compared* from a comparison cue («в отличие от», «вместо», "instead of") to the next verb or the
       segment's end, and a relative clause right after it («…, где …»);
     - *question* in a sentence that ends with "?" or holds «разве», «ли»;
-    - *condition* in a segment with «если», «бы», "if", "would";
+    - *condition* in a segment with «если», «бы», "if", "would"; and in a sentence opening with «(но)
+      тогда», «иначе», "then" after a sentence that refutes or supposes (what would follow from it);
     - *quoted* inside a quotation of three words or more, or in a citation ("et al.", "arXiv", "(2021)").
 
     A plain wrong claim counts only where it is asserted (a claim that is itself negative must say so
@@ -250,6 +251,10 @@ def read_sentences(text: str) -> list[Sentence]:
                     conj = pieces[k - 1] if k else ""
                     refuting = _clause_frames(pieces[k], ci, quoted, reading, conj, carry=refuting and k == 0)
             words, extra = reading.words, reading.extra
+            if previous is not None and _then(raw) and any(f in _HYPOTHETICAL for _, _, _, f in previous):
+                # «Часто думают, что хватает causal-маски. Но тогда второй документ видит первый…»,
+                # «Если не вычитать максимум, … . Тогда exp переполнится»: what would follow, not a claim
+                words = [(w, n, c, _worse(f, Frame.CONDITION)) for w, n, c, f in words]
             if warned:
                 words = [(w, n, c, _worse(f, Frame.DISTANCED)) for w, n, c, f in words]
             elif frames.warns(raw[:4]):
@@ -263,6 +268,15 @@ def read_sentences(text: str) -> list[Sentence]:
             out.append(Sentence(original, words, nominal, [e[0] for e in extra], [e[1] for e in extra]))
             previous = words
     return out
+
+
+_HYPOTHETICAL: Final = frozenset({Frame.DISTANCED, Frame.CONDITION})
+
+
+def _then(raw: list[str]) -> bool:
+    """A sentence opening with «тогда» / «но тогда» / «иначе» / "then": the consequence of the one before."""
+    head = raw[1:2] if raw[:1] in (["но"], ["и"], ["а"], ["but"]) else raw[:1]
+    return head in (["тогда"], ["иначе"], ["then"], ["otherwise"])
 
 
 @lru_cache(maxsize=50_000)
