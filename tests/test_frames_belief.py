@@ -52,3 +52,14 @@ def test_then_after_a_refuted_belief_or_a_condition_is_what_would_follow() -> No
     assert {f for _, _, _, f in sentences[1].words} == {Frame.CONDITION}
     sentences = read_sentences("Маска отсекает чужие документы. Тогда позиции считаются заново.")
     assert {f for _, _, _, f in sentences[1].words} == {Frame.ASSERTED}
+
+
+def test_only_a_header_of_pitfalls_reaches_to_the_paragraphs_end() -> None:
+    """«**Частые ошибки**» over a list, «Подводные камни: …»: the list after it is of mistakes. «Не стоит путать
+    X и Y: …» warns in its own sentence only; the answer goes on in its own voice (a wrong claim there counts)."""
+    after = read_sentences("**Частые ошибки**\n- Шагать scheduler на каждом микробатче.")[-1]
+    assert {f for _, _, _, f in after.words} == {Frame.DISTANCED}
+    after = read_sentences("Подводные камни: пузырь простоя. Его уменьшают микробатчами.")[-1]
+    assert {f for _, _, _, f in after.words} == {Frame.DISTANCED}
+    after = read_sentences("Не стоит путать метрику и вероятности: это разное. Поэтому меняю порог.")[-1]
+    assert {f for _, _, _, f in after.words} == {Frame.ASSERTED}

@@ -257,7 +257,7 @@ def read_sentences(text: str) -> list[Sentence]:
                 words = [(w, n, c, _worse(f, Frame.CONDITION)) for w, n, c, f in words]
             if warned:
                 words = [(w, n, c, _worse(f, Frame.DISTANCED)) for w, n, c, f in words]
-            elif frames.warns(raw[:4]):
+            elif _pitfalls_header(original):
                 warned = True
             if previous is not None and frames.is_verdict(raw):  # «Это не так.»
                 previous[:] = [(w, n, c, Frame.DISTANCED if f in _OWN else f) for w, n, c, f in previous]
@@ -268,6 +268,19 @@ def read_sentences(text: str) -> list[Sentence]:
             out.append(Sentence(original, words, nominal, [e[0] for e in extra], [e[1] for e in extra]))
             previous = words
     return out
+
+
+_HEAD_END: Final = re.compile(r":|\n|\s[—–-]\s")
+
+
+def _pitfalls_header(sentence: str) -> bool:
+    """«Подводные камни: …», «**Частые ошибки**» over a list, «Типичная ошибка — …», "Pitfalls: …": a head
+    of at most four words before a colon, a line break or a dash; what follows to the paragraph's end is
+    a list of mistakes. Not «Не стоит путать X и Y: …», whose own sentence warns but whose paragraph goes
+    on in the answer's voice."""
+    parts = _HEAD_END.split(sentence, maxsplit=1)
+    words = _WORD.findall(normalize(parts[0]))
+    return len(words) <= 4 and frames.warns(words)  # a head, or a header line of its own
 
 
 _HYPOTHETICAL: Final = frozenset({Frame.DISTANCED, Frame.CONDITION})
