@@ -63,3 +63,10 @@ def test_only_a_header_of_pitfalls_reaches_to_the_paragraphs_end() -> None:
     assert {f for _, _, _, f in after.words} == {Frame.DISTANCED}
     after = read_sentences("Не стоит путать метрику и вероятности: это разное. Поэтому меняю порог.")[-1]
     assert {f for _, _, _, f in after.words} == {Frame.ASSERTED}
+
+
+def test_a_temptation_set_against_is_not_the_answers_claim() -> None:
+    """«Соблазнительно прогнать каждый пост через LLM, но …» (grader_dev5's refuting design-04 was charged
+    with «проще прогонять через LLM каждый пост»)."""
+    assert Frame.DISTANCED in _frames("Соблазнительно прогнать каждый пост через LLM, но это дорого и медленно.")
+    assert Frame.DISTANCED in _frames("It is tempting to run every post through the LLM, but it is too slow.")
