@@ -300,9 +300,11 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
             continue
         if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause, before=c.tokens[0]):
             return True, c
-        if _in_clause(matcher, m.subject, text, c.sentence, clause):  # named after it, past a comma or dash:
-            unsure = unsure or c  # «XGBoost — рост по уровням, LightGBM — по листьям», "train it …, reward models …"
-            continue
+        if _in_clause(matcher, m.subject, text, c.sentence, clause):  # named only after it, past a comma or dash:
+            start, segment = c.tokens[0], sentence[c.tokens[0]].segment
+            if not any(t.nominal and t.segment == segment for t in sentence[:start]):
+                unsure = unsure or c  # "train it for many epochs — reward models are small …": asked
+            continue  # «XGBoost по умолчанию растит по уровням, LightGBM — по листьям»: about XGBoost
         if _in_clause(matcher, m.subject, text, c.sentence, clause, anywhere=True):
             continue  # the subject is what the clause contrasts with («в отличие от Elo, порядок не влияет»)
         if any(
