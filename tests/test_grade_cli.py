@@ -94,13 +94,29 @@ def test_disputes_lists_and_exports_nothing_on_a_new_database(
         ("not json", 'expected {"question": "<id>", "answer": "<text>"}'),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, line: str, message: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, line: str, message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
     path = tmp_path / "bad.jsonl"
     path.write_text(line + "\n", encoding="utf-8")
+    assert main(["grade", "--jsonl", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (one,) = err.strip().splitlines()
+    assert message in one and f"{path}:1" in one
+
+
+def test_bad_input_from_the_terminal_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    """The same through the real entry point: nothing but the one line reaches the terminal."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "q99999", "answer": "x"}\n', encoding="utf-8")
     run = _run("grade", "--jsonl", str(path), cwd=tmp_path)
     assert run.returncode == 2 and run.stdout == ""
     (err,) = run.stderr.strip().splitlines()
-    assert message in err and f"{path}:1" in err
+    assert "unknown question 'q99999'" in err and f"{path}:1" in err
 
 
 @pytest.mark.slow  # a whole-bank sweep or a process of its own: the slow step (README, Development)
