@@ -162,5 +162,11 @@ def test_a_comparison_listing_two_things_charges_neither_with_the_others_propert
     )
     g = _grade(bank, "ml-10", right)
     assert not g.misconceptions and not g.asks, (g.evidence, g.asks)  # XGBoost stands before «по уровням»
+    spoken = (
+        "ну разница в основном как дерево растёт иксджибуст растит по уровням у него регуляризованная цель "
+        "второго порядка градиент и гессиан лайтджибиэм растит по листьям и на малых данных переобучается"
+    )  # a transcript: no commas, LightGBM named far after «по уровням»
+    assert not _grade(bank, "ml-10", spoken).misconceptions
     wrong = "LightGBM растит деревья по уровням, а XGBoost — по листьям, поэтому LightGBM медленнее."
     assert 0 in _grade(bank, "ml-10", wrong).misconceptions
+    assert 0 in _grade(bank, "ml-10", "Деревья по уровням растит LightGBM, это его главное отличие.").misconceptions

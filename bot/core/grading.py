@@ -318,6 +318,9 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
     return (False, unsure) if unsure is not None else None
 
 
+AFTER_PREDICATE: Final = 6  # a subject after its predicate stands close («по уровням растит LightGBM»)
+
+
 def _in_clause(
     matcher: Matcher,
     phrases: tuple[str, ...],
@@ -342,7 +345,11 @@ def _in_clause(
         c.sentence == si
         and sentence[c.tokens[0]].clause == clause
         and c.hit is Hit.MATCH
-        and (before is None or c.tokens[0] < before or sentence[c.tokens[0]].segment == sentence[before].segment)
+        and (
+            before is None
+            or c.tokens[0] < before
+            or (sentence[c.tokens[0]].segment == sentence[before].segment and c.tokens[0] - before <= AFTER_PREDICATE)
+        )
         for c in matcher.claims(phrases, text, denied=True)
     )
 
