@@ -362,7 +362,8 @@ def grade(
     matcher = matcher_for(lexicon)
     sentences = matcher.tokens(text)
     charged, unsure, reversed_, covered = find_charges(question, sentences, matcher)
-    _add_leaning(question, sentences, matcher, lexicon, (charged, unsure))
+    thorough = bool(question.key_points) and len(covered) >= THOROUGH * len(question.key_points)
+    _add_leaning(question, sentences, matcher, lexicon, (charged, unsure), ask_only=thorough)
     charged = [c for c in charged if charge_key("m", c.index) not in waived]
     reversed_ = [c for c in reversed_ if charge_key("k", c.index) not in waived]
     points = question.key_points
@@ -404,18 +405,30 @@ def grade(
     )
 
 
+THOROUGH: Final = 0.8  # of the key points: an answer this complete is not charged on its words' lean alone
+
+
 def _add_leaning(
-    question: Question, text: Text, matcher: Matcher, lexicon: Lexicon | None, into: tuple[list[Charge], list[Charge]]
+    question: Question,
+    text: Text,
+    matcher: Matcher,
+    lexicon: Lexicon | None,
+    into: tuple[list[Charge], list[Charge]],
+    *,
+    ask_only: bool = False,
 ) -> None:
     """Add the misconceptions the word model finds (:mod:`bot.core.leaning`) that the phrases did not:
-    a sure one is charged, an unsure one asked about."""
+    a sure one is charged, an unsure one asked about. ``ask_only`` (an answer that states most key
+    points): a lean is asked about, never charged — words alone cannot tell «гасит вклад лёгких
+    примеров» from «усиливает вклад лёгких», and an answer this complete has shown what it knows."""
     charged, unsure = into
     known = {c.index for c in charged} | {c.index for c in unsure}
     for lean in lean_charges(question, text, matcher, lexicon):
         if lean.index in known:
             continue
         whole = quote(text, Claim(Hit.MATCH, lean.sentence, ()))  # the sentence, cut as a long one is
-        (charged if lean.certain else unsure).append(Charge(lean.index, whole, lean.certain))
+        sure = lean.certain and not ask_only
+        (charged if sure else unsure).append(Charge(lean.index, whole, sure))
 
 
 def charge_key(kind: str, index: int) -> str:
