@@ -70,3 +70,6 @@ def test_a_temptation_set_against_is_not_the_answers_claim() -> None:
     with «проще прогонять через LLM каждый пост»)."""
     assert Frame.DISTANCED in _frames("Соблазнительно прогнать каждый пост через LLM, но это дорого и медленно.")
     assert Frame.DISTANCED in _frames("It is tempting to run every post through the LLM, but it is too slow.")
+    assert Frame.DISTANCED in _frames(
+        "Инстинкт инженера — сначала найти причину, а уже потом откатывать, но это ошибка."
+    )

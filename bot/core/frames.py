@@ -376,7 +376,8 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
         return True  # not «ошибка на train», «strict=False»
     if {"misconception", "myth"} & set(raw) or {"ошибочно", "наивно", "якобы", "будто"} & set(raw):
         return True
-    if {"соблазнительно", "заманчиво", "tempting"} & set(raw[:3]):  # «Соблазнительно X, но …»: set against
+    if {"соблазнительно", "заманчиво", "соблазн", "инстинкт", "tempting", "temptation", "instinct"} & set(raw[:3]):
+        # «Соблазнительно X, но …», «Инстинкт инженера — X, но …»: set against
         return True
     if warns(raw):  # «подводные камни: …», «типичная ошибка — …», "pitfall: …"
         return True
