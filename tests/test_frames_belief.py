@@ -73,3 +73,13 @@ def test_a_temptation_set_against_is_not_the_answers_claim() -> None:
     assert Frame.DISTANCED in _frames(
         "Инстинкт инженера — сначала найти причину, а уже потом откатывать, но это ошибка."
     )
+
+
+def test_otherwise_says_what_would_happen() -> None:
+    """«…, иначе каждый ранк клипает по своей локальной норме» (grader_dev7's refuting code-14 was charged on it):
+    what happens if not; «иначе говоря» ("in other words") goes on in the answer's voice."""
+    words = read_sentences("Сумму квадратов собирают all-reduce, иначе каждый ранк клипает по своей норме.")[0].words
+    assert {f for w, _, _, f in words if w in {"ранк", "клипает"}} == {Frame.CONDITION}
+    assert {f for _, _, _, f in read_sentences("Иначе говоря, ранк клипает по своей норме.")[0].words} == {
+        Frame.ASSERTED
+    }

@@ -469,6 +469,8 @@ def conditional(raw: Sequence[str]) -> bool:
             return i == 0 or raw[i - 1] not in {"только", "лишь", "only"}
     if raw[0] == "будь":
         return True
+    if raw[0] in {"иначе", "otherwise"} and raw[1:2] != ["говоря"]:  # «…, иначе каждый ранк клипает по своей норме»
+        return True  # what happens if not (not «иначе говоря», "in other words")
     # «росла бы», "it would be"; not the candidate's own «я бы проверял …», "I would …"
     return any(w in {"бы", "would", "were"} and (i == 0 or raw[i - 1] not in _SPEAKER) for i, w in enumerate(raw))
 
