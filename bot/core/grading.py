@@ -405,7 +405,9 @@ def grade(
     )
 
 
-THOROUGH: Final = 0.8  # of the key points: an answer this complete is not charged on its words' lean alone
+THOROUGH: Final = (
+    0.9  # of the key points (all of them up to nine): such an answer is not charged on its words' lean alone
+)
 
 
 def _add_leaning(
@@ -418,8 +420,8 @@ def _add_leaning(
     ask_only: bool = False,
 ) -> None:
     """Add the misconceptions the word model finds (:mod:`bot.core.leaning`) that the phrases did not:
-    a sure one is charged, an unsure one asked about. ``ask_only`` (an answer that states most key
-    points): a lean is asked about, never charged — words alone cannot tell «гасит вклад лёгких
+    a sure one is charged, an unsure one asked about. ``ask_only`` (an answer that states (nearly) every
+    key point): a lean is asked about, never charged — words alone cannot tell «гасит вклад лёгких
     примеров» from «усиливает вклад лёгких», and an answer this complete has shown what it knows."""
     charged, unsure = into
     known = {c.index for c in charged} | {c.index for c in unsure}
