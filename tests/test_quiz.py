@@ -442,7 +442,10 @@ def test_polls_carry_no_markdown() -> None:
     assert seen
 
 
-def test_terms_by_topic_is_topic_terms_for_every_topic() -> None:
+def test_terms_by_topic_are_the_terms_linked_to_each_topics_questions_in_bank_order() -> None:
     by_topic = terms_by_topic(BANK)
+    assert set(by_topic) == {topic.id for topic in BANK.topics}
     for topic in BANK.topics:
-        assert by_topic[topic.id] == topic_terms(BANK, topic.id)
+        ids = set(BANK.topic_question_ids(topic.id))
+        assert by_topic[topic.id] == [term.id for term in BANK.terms.values() if ids & set(term.questions)]
+        assert topic_terms(BANK, topic.id) == by_topic[topic.id]

@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from bot.core.text import CYRILLIC
+
 
 class Frame(enum.IntEnum):
     ASSERTED = 0  # the answer's own claim
@@ -389,7 +391,6 @@ def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool
 
 _OTHERS: Final = frozenset({"многие", "некоторые"})
 _PLURAL_ENDINGS: Final = ("ют", "ят", "ут", "ат")
-_CYRILLIC_WORD: Final = re.compile("[а-яё]")
 
 
 def _others_practice(raw: Sequence[str]) -> bool:
@@ -404,7 +405,7 @@ def _others_practice(raw: Sequence[str]) -> bool:
     for w in raw[1:5]:
         if w.endswith(_PLURAL_ENDINGS) and len(w) > 4:
             return True
-        if _CYRILLIC_WORD.search(w) and w != "и":
+        if CYRILLIC.search(w) and w != "и":
             return False
     return False
 

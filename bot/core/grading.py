@@ -26,6 +26,7 @@ lines as an interviewer's correct / partially correct / incorrect.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -298,9 +299,12 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
         clause = sentence[c.tokens[0]].clause
         if m.object and not _in_clause(matcher, m.object, text, c.sentence, clause):
             continue
-        if not m.subject or _in_clause(matcher, m.subject, text, c.sentence, clause, before=c.tokens[0]):
+        if not m.subject:
             return True, c
-        if _in_clause(matcher, m.subject, text, c.sentence, clause):  # named only after it, past a comma or dash:
+        named = _subject_at(matcher, m.subject, text, c, clause)
+        if named is _Named.BINDS:
+            return True, c
+        if named is _Named.LATER:  # named only after it, past a comma or dash, or far:
             start, segment = c.tokens[0], sentence[c.tokens[0]].segment
             if not any(t.nominal and t.segment == segment for t in sentence[:start]):
                 unsure = unsure or c  # "train it for many epochs — reward models are small …": asked
@@ -321,35 +325,41 @@ def _claim(matcher: Matcher, m: Misconception, text: Text) -> tuple[bool, Claim]
 AFTER_PREDICATE: Final = 6  # a subject after its predicate stands close («по уровням растит LightGBM»)
 
 
+class _Named(enum.Enum):
+    BINDS = "binds"  # before the predicate, or close after it in its stretch
+    LATER = "later"  # in the clause, but only later on
+    NOT = "not"  # not in the clause (asserted or denied)
+
+
+def _subject_at(matcher: Matcher, subject: tuple[str, ...], text: Text, c: Claim, clause: int) -> _Named:
+    """Where a misconception's subject stands against its predicate ``c`` in ``clause``: binding it
+    (before it, or close after it without a comma between) or only later — «XGBoost растёт по уровням,
+    LightGBM — по листьям» says nothing of LightGBM growing by levels."""
+    sentence = text.sentences[c.sentence]
+    start = c.tokens[0]
+    found = _Named.NOT
+    for s in matcher.claims(subject, text, denied=True):
+        if s.sentence != c.sentence or s.hit is not Hit.MATCH or sentence[s.tokens[0]].clause != clause:
+            continue
+        at = s.tokens[0]
+        if at < start or (sentence[at].segment == sentence[start].segment and at - start <= AFTER_PREDICATE):
+            return _Named.BINDS
+        found = _Named.LATER
+    return found
+
+
 def _in_clause(
-    matcher: Matcher,
-    phrases: tuple[str, ...],
-    text: Text,
-    si: int,
-    clause: int,
-    *,
-    anywhere: bool = False,
-    before: int | None = None,
+    matcher: Matcher, phrases: tuple[str, ...], text: Text, si: int, clause: int, *, anywhere: bool = False
 ) -> bool:
-    """Whether one of ``phrases`` stands in that clause: asserted or denied, or (``anywhere``) in any frame.
-    ``before`` (a predicate's first token): the phrase must stand before it or in its segment — «XGBoost
-    растёт по уровням, LightGBM — по листьям» says nothing of LightGBM growing by levels."""
-    sentence = text.sentences[si]
+    """Whether one of ``phrases`` stands in that clause: asserted or denied, or (``anywhere``) in any frame."""
     if anywhere:
         return any(
-            all(sentence[j].clause == clause for j in c.tokens)
+            all(text.sentences[si][j].clause == clause for j in c.tokens)
             for p in phrases
             for c in find_all(matcher.phrase(p), text, si)
         )
     return any(
-        c.sentence == si
-        and sentence[c.tokens[0]].clause == clause
-        and c.hit is Hit.MATCH
-        and (
-            before is None
-            or c.tokens[0] < before
-            or (sentence[c.tokens[0]].segment == sentence[before].segment and c.tokens[0] - before <= AFTER_PREDICATE)
-        )
+        c.sentence == si and text.sentences[si][c.tokens[0]].clause == clause and c.hit is Hit.MATCH
         for c in matcher.claims(phrases, text, denied=True)
     )
 
@@ -405,9 +415,8 @@ def grade(
     )
 
 
-THOROUGH: Final = (
-    0.9  # of the key points (all of them up to nine): such an answer is not charged on its words' lean alone
-)
+# Of the key points (all of them, up to nine): an answer this complete is not charged on its words' lean alone.
+THOROUGH: Final = 0.9
 
 
 def _add_leaning(

@@ -32,8 +32,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from bot.core.frames import Frame
-from bot.core.reading import CYRILLIC, analyzer, phrase_words, read_sentences
-from bot.core.text import PREFIX_MIN, is_stopword, normalize, word_key
+from bot.core.reading import analyzer, phrase_words, read_sentences
+from bot.core.text import CYRILLIC, PREFIX_MIN, is_stopword, normalize, word_key
 
 if TYPE_CHECKING:
     from bot.bank.model import Lexicon

@@ -295,8 +295,7 @@ def terms_by_topic(bank: Bank) -> dict[str, list[str]]:
 
 def topic_terms(bank: Bank, topic: str) -> list[str]:
     """Ids of the terms linked to questions of ``topic``, in bank order."""
-    ids = set(bank.topic_question_ids(topic))
-    return [term.id for term in bank.terms.values() if ids & set(term.questions)]
+    return terms_by_topic(bank).get(topic, [])
 
 
 def nearest_topics(bank: Bank, topic: str, by_topic: dict[str, list[str]] | None = None) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Final
 
 from bot.core import frames
 from bot.core.frames import Frame
-from bot.core.text import normalize
+from bot.core.text import CYRILLIC, normalize
 from bot.core.wordlists import ENGLISH_FUNCTION, PREPOSITIONS
 
 NEGATORS: Final = frozenset(
@@ -82,7 +82,6 @@ _PASS: Final = frozenset(
 _SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _WORD: Final = re.compile(r"[0-9a-zа-я]+")
-CYRILLIC: Final = re.compile(r"[а-я]")
 
 
 _morph: object | None = None
@@ -225,8 +224,8 @@ def read_sentences(text: str) -> list[Sentence]:
     - *compared* from a comparison cue («в отличие от», «вместо», "instead of") to the next verb or the
       segment's end, and a relative clause right after it («…, где …»);
     - *question* in a sentence that ends with "?" or holds «разве», «ли»;
-    - *condition* in a segment with «если», «бы», "if", "would"; and in a sentence opening with «(но)
-      тогда», «иначе», "then" after a sentence that refutes or supposes (what would follow from it);
+    - *condition* in a segment with «если», «бы», "if", "would" or opening with «иначе», "otherwise"; and in
+      a sentence opening with «(но) тогда», "then" after one that refutes or supposes (what would follow);
     - *quoted* inside a quotation of three words or more, or in a citation ("et al.", "arXiv", "(2021)").
 
     A plain wrong claim counts only where it is asserted (a claim that is itself negative must say so
@@ -287,9 +286,10 @@ _HYPOTHETICAL: Final = frozenset({Frame.DISTANCED, Frame.CONDITION})
 
 
 def _then(raw: list[str]) -> bool:
-    """A sentence opening with «тогда» / «но тогда» / «иначе» / "then": the consequence of the one before."""
+    """A sentence opening with «тогда» / «но тогда» / "then": the consequence of the one before («иначе»,
+    "otherwise" open a conditional stretch wherever they stand: :func:`bot.core.frames.conditional`)."""
     head = raw[1:2] if raw[:1] in (["но"], ["и"], ["а"], ["but"]) else raw[:1]
-    return head in (["тогда"], ["иначе"], ["then"], ["otherwise"])
+    return head in (["тогда"], ["then"])
 
 
 @lru_cache(maxsize=50_000)

@@ -17,6 +17,8 @@ import snowballstemmer
 
 from bot.core.wordlists import STOP as _STOP
 
+CYRILLIC: Final = re.compile(r"[а-я]")  # in a normalized (lower-case) word
+
 PREFIX_MIN: Final = 5
 _WORD = re.compile(r"[0-9a-zа-я]+")
 _CYR = re.compile(r"[а-я]")
