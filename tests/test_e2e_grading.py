@@ -83,3 +83,33 @@ def test_a_listed_error_in_other_words_is_quoted_over_the_bot_api(
     (fb,) = user.expect()
     assert f"❌ Вы написали: «{said}» — неверно:" in fb.text
     assert "Это не ошибка" in str(fb.reply_markup)  # the charge can be disputed like any other
+
+
+def test_a_comparison_and_a_thorough_answer_are_not_accused_over_the_bot_api(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    """ml-10 (number 1210): the right comparison names LightGBM after «по уровням», which is said of XGBoost;
+    practical-4: grader_dev6's full answer states every key point and says focal loss «гасит вклад лёгких
+    примеров» — its words lean to the listed «усиливает вклад лёгких», so the bot asks, it does not accuse."""
+    import json
+    from pathlib import Path
+
+    user = fake.user(uid)
+    user.send("/q 1210")
+    user.expect()
+    user.send(
+        "Все три — бустинг на гистограммах. XGBoost по умолчанию растит деревья по уровням, LightGBM растёт "
+        "по листьям, поэтому на малых данных легче переобучается; CatBoost строит симметричные деревья."
+    )
+    (fb,) = user.expect()
+    assert "Вы написали" not in fb.text and "Уточните" not in fb.text, fb.text
+    folder = Path(__file__).parent / "fixtures" / "grader_dev6"
+    rows = [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text("utf-8").splitlines()]
+    (full,) = [r["text"] for r in rows if r["question"] == "practical-04" and r["kind"] == "full"]
+    user.send("/q practical-4")
+    user.expect()
+    user.send(full)
+    (fb,) = user.expect()
+    assert "Вы написали" not in fb.text and "хороший ответ" in fb.text, fb.text
+    assert "Уточните: «focal loss, который гасит вклад лёгких уже выученных примеров;» — вы имели в виду" in fb.text
+    assert "Это не ошибка" not in str(fb.reply_markup)  # nothing to dispute: nothing was charged
