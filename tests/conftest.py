@@ -22,6 +22,16 @@ import pytest
 from tests.fakebot import TOKEN, FakeTelegram
 
 
+def dev_answer(folder: str, question: str, kind: str) -> str:
+    """The one answer of ``kind`` to ``question`` in a dev answer set (tests/fixtures/<folder>/*.jsonl)."""
+    import json
+
+    files = sorted((Path(__file__).parent / "fixtures" / folder).glob("*.jsonl"))
+    rows = [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    (text,) = [r["text"] for r in rows if r["question"] == question and r["kind"] == kind]
+    return str(text)
+
+
 @functools.cache
 def shipped_bank() -> Any:
     from bot.bank import default_bank_path, load_bank

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import BotProcess, shipped_bank
+from tests.conftest import BotProcess, dev_answer, shipped_bank
 from tests.fakebot import BOT_USERNAME, FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -91,9 +91,6 @@ def test_a_comparison_and_a_thorough_answer_are_not_accused_over_the_bot_api(
     """ml-10 (number 1210): the right comparison names LightGBM after «по уровням», which is said of XGBoost;
     practical-4: grader_dev6's full answer states every key point and says focal loss «гасит вклад лёгких
     примеров» — its words lean to the listed «усиливает вклад лёгких», so the bot asks, it does not accuse."""
-    import json
-    from pathlib import Path
-
     user = fake.user(uid)
     user.send("/q 1210")
     user.expect()
@@ -103,9 +100,7 @@ def test_a_comparison_and_a_thorough_answer_are_not_accused_over_the_bot_api(
     )
     (fb,) = user.expect()
     assert "Вы написали" not in fb.text and "Уточните" not in fb.text, fb.text
-    folder = Path(__file__).parent / "fixtures" / "grader_dev6"
-    rows = [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text("utf-8").splitlines()]
-    (full,) = [r["text"] for r in rows if r["question"] == "practical-04" and r["kind"] == "full"]
+    full = dev_answer("grader_dev6", "practical-04", "full")
     user.send("/q practical-4")
     user.expect()
     user.send(full)

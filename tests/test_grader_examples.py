@@ -7,7 +7,7 @@ import pytest
 
 from bot.bank import Bank
 from bot.core.grading import Grade, grade
-from tests.conftest import shipped_bank
+from tests.conftest import dev_answer, shipped_bank
 
 
 @pytest.fixture(scope="module")
@@ -176,12 +176,7 @@ def test_a_thorough_answer_is_asked_not_charged_on_its_words_lean_alone(bank: Ba
     """grader_dev6's full answer to practical-04 states every key point and says focal loss «гасит вклад
     лёгких уже выученных примеров» — right; its words lean towards the listed «усиливает вклад лёгких».
     An answer that complete is asked about such a lean, not charged; a listed phrase still charges."""
-    import json
-    from pathlib import Path
-
-    folder = Path(__file__).parent / "fixtures" / "grader_dev6"
-    rows = [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text("utf-8").splitlines()]
-    (answer,) = [r["text"] for r in rows if r["question"] == "practical-04" and r["kind"] == "full"]
+    answer = dev_answer("grader_dev6", "practical-04", "full")
     g = _grade(bank, "practical-04", answer)
     assert len(g.covered) == len(bank.questions["practical-04"].key_points)
     assert not g.misconceptions and 6 in [i for i, _ in g.asks]
