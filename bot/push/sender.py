@@ -199,7 +199,7 @@ class PushService:
                     if bank.question(card.question_id) is not None and card.question_id not in avoid:
                         return card.question_id
             seen = await chat_store.seen_counts(session, claim.chat_id)
-        return pick(candidates, seen, self.rng, avoid=avoid)
+        return pick(candidates, seen, self.rng, avoid=avoid, linked=bank.linked)
 
     async def _deliver(self, claim: Claim, chat_id: int | None = None) -> bool:
         """Send one claimed push and record what became of it. True when it went back to the queue

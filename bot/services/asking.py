@@ -59,7 +59,7 @@ async def choose_next(
     async with deps.db.read() as session:
         seen = await chats.seen_counts(session, chat_id)
         previous = await chats.last_question(session, chat_id) if bank.links else None
-    qid = pick(ids, seen, deps.rng, avoid=not_after(bank, previous))
+    qid = pick(ids, seen, deps.rng, avoid=not_after(bank, previous), linked=bank.linked)
     assert qid is not None
     new_round = False
     if len(seen) >= len(ids):  # a new round starts when every candidate was shown equally often
@@ -171,7 +171,7 @@ async def pick_and_record(
         previous = await chats.last_question(session, chat_id) if bank.links else None
         allowed = [c for c in candidates if c not in exclude]
         avoid = set(not_after(bank, previous)).union(*(bank.linked(qid) for qid in exclude))
-        qid = pick(allowed, seen, deps.rng, avoid=avoid)
+        qid = pick(allowed, seen, deps.rng, avoid=avoid, linked=bank.linked)
         if qid is None:
             return None
         ask = await asks.record_ask(session, chat_id, qid, user_id=user_id, source=source)
