@@ -190,6 +190,6 @@ def test_the_ask_reads_as_one_sentence_in_both_languages(bank: Bank) -> None:
     g = grade(q, "Письмо или платёж, уже отправленные субагентом, тоже откатываются компенсацией.", bank.lexicon)
     ru = " ".join(line.text for line in feedback_lines(q, g, "ru"))
     assert "вы имели в виду, что любое действие субагента можно откатить компенсацией" in ru
-    assert "Если так, то это неверно: Необратимые действия не откатываются" in ru
+    assert "Если так, то это неверно. Необратимые действия не откатываются" in ru
     en = " ".join(line.text for line in feedback_lines(q, g, "en"))
     assert "To be sure" in en and "Любое действие субагента" in en  # the claim on a line of its own there
