@@ -33,9 +33,11 @@ def seed_due_chats(
     chat_type: str = "private",
     reveal_minute: int | None = None,
     push_kind: str = "question",
+    now: datetime | None = None,
 ) -> None:
-    """Chats subscribed to a daily push that became due ``due_ago`` ago (UTC zone)."""
-    now = datetime.now(UTC)
+    """Chats subscribed to a daily push that became due ``due_ago`` ago (UTC zone; ``now``: the
+    bot's clock, if the test set one)."""
+    now = now or datetime.now(UTC)
     due = (now - due_ago).replace(tzinfo=None)
     minute = due.hour * 60 + due.minute
     rows = [

@@ -204,12 +204,15 @@ def test_group_push_as_quiz_poll_and_evening_reveal(own_fake: FakeTelegram, tmp_
     quiz_group, question_group = -930_001, -930_002
     fake.group(quiz_group)
     fake.group(question_group)
-    bot = InProcessBot(fake, tmp_path, env=FAST)
+    # The bot's clock keeps away from midnight: a push due a minute ago must be due today, and the
+    # reveal minute (now) after it (run at 00:00 UTC, the push was yesterday's and the reveal never came).
+    shift = timedelta(hours=12) if datetime.now(UTC).hour in (23, 0) else timedelta(0)
+    bot = InProcessBot(fake, tmp_path, env=FAST, clock=lambda: datetime.now(UTC) + shift)
     migrate(bot.db_url, tmp_path)
-    seed_due_chats(bot.db_url, [quiz_group], chat_type="group", push_kind="quiz")
-    now = datetime.now(UTC)
+    now = datetime.now(UTC) + shift
+    seed_due_chats(bot.db_url, [quiz_group], chat_type="group", push_kind="quiz", now=now)
     reveal = now.hour * 60 + now.minute  # the reveal time has come already today
-    seed_due_chats(bot.db_url, [question_group], chat_type="group", reveal_minute=reveal)
+    seed_due_chats(bot.db_url, [question_group], chat_type="group", reveal_minute=reveal, now=now)
     try:
         bot.start()
         fake.wait_for(lambda: any(m.method == "sendPoll" for m in fake.messages(quiz_group)), 20, "the quiz poll")

@@ -161,16 +161,19 @@ def test_two_instances_share_1000_pushes_on_postgres(own_fake: FakeTelegram, pos
     for cid in chats:
         fake.private_chat(cid)
     migrate(url, tmp_path)
-    _seed_postgres(url, chats)
     env = {"DATABASE_URL": url, "TICK_SECONDS": "0.5", "SEND_RATE": "150"}
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     a = BotProcess(fake, tmp_path / "a", env={**env, **webhook_env(free_port())})
     b = BotProcess(fake, tmp_path / "b", env={**env, **webhook_env(free_port())})
-    started = time.monotonic()
     a.start(wait=False)
     b.start(wait=False)
     try:
+        # the pushes come due once both are up: one instance alone sends all 1000 in ~7 s, so a
+        # second one that started seconds later on a loaded machine would find little left
+        fake.wait_for(lambda: len(fake.calls_of("setWebhook")) >= 2, 60, "both instances to start")
+        _seed_postgres(url, chats)
+        started = time.monotonic()
         fake.wait_for(lambda: len({m.chat_id for m in fake.messages()}) >= len(chats), 120, "1000 pushes")
         elapsed = time.monotonic() - started
         time.sleep(2)

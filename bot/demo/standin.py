@@ -173,12 +173,16 @@ class FakeTelegram(BotApiMethods):
 
         self.inject(method, 429, "unused", times=10**9, predicate=hit)
 
-    def sends_during_pauses(self, method: str = "sendMessage", slack: float = 0.1) -> list[float]:
-        """Times of ``method`` calls that arrived while a 429's retry_after was still running."""
+    def sends_during_pauses(
+        self, method: str = "sendMessage", slack: float = 0.1, *, in_flight: float | None = None
+    ) -> list[float]:
+        """Times of ``method`` calls that arrived while a 429's retry_after was still running
+        (``in_flight``, default ``slack``: how late after the 429 a send already on the wire may come)."""
         with self._lock:
             calls = [at for m, _, at in self.calls if m == method]
             pauses = list(self.pauses)
-        return [at for at in calls for start, length in pauses if start + slack < at < start + length - slack]
+        early = slack if in_flight is None else in_flight
+        return [at for at in calls for start, length in pauses if start + early < at < start + length - slack]
 
     def block(self, chat_id: int) -> None:
         with self._lock:
