@@ -229,7 +229,10 @@ def test_search_is_morphology_aware_and_paged(fake: FakeTelegram, bot: BotProces
         user.send(f"/search {query}")
         (msg,) = user.expect()
         results[query] = msg.text.split("\n")[1:4]
-        assert all(re.search("чекпоинт|checkpoint", line, re.I) for line in results[query]), msg.text
+        handles = [re.match(r"\d+\. \[([\w-]+)\] ", line) for line in results[query]]
+        assert all(handles), msg.text  # each result shows the handle /q takes
+        texts = [line[m.end() :] for line, m in zip(results[query], handles, strict=True) if m]
+        assert all(re.search("чекпоинт|checkpoint", text, re.I) for text in texts), msg.text
     assert results["чекпоинт"] == results["чекпоинтов"]
     user.send("/search чекпоинтов")
     (msg,) = user.expect()

@@ -305,8 +305,7 @@ def search_view(
     if corrected is not None:  # a typo: say what the results are for
         lines.append(t(lang, "search_corrected", query=escape(corrected)))
     for i, q in enumerate(chunk, page * PAGE + 1):
-        label = f"[{escape(q.label)}] " if q.number is not None else ""
-        lines.append(f"{i}. {label}{escape(_short(q.text, 150))}")
+        lines.append(f"{i}. [{escape(q.label)}] {escape(_short(q.text, 150))}")  # the handle /q takes
     rows = [[question_button(q, (i, query))] for i, q in enumerate(chunk, page * PAGE)]
     # the query rides along in the paging and question buttons (cut to fit 64 bytes)
     pager = _pager(lambda p: SearchPage(p, query), page, pages, lang)
