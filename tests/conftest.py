@@ -247,6 +247,20 @@ def own_fake() -> Iterator[FakeTelegram]:
     server.stop()
 
 
+def away_from_midnight(margin: float = 30.0, zones: tuple[str, ...] = ("UTC", "Europe/Moscow")) -> None:
+    """Wait until a day boundary is at least ``margin`` seconds away in each zone (UTC, and the
+    bot's default zone), for a test that counts a day's answers, a streak or a date it writes."""
+    from datetime import UTC, datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    for zone in zones:
+        now = datetime.now(UTC).astimezone(ZoneInfo(zone))
+        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        left = (midnight - now).total_seconds()
+        if left < margin:
+            time.sleep(left + 1)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from bot.core.stats import bar
-from tests.conftest import BotProcess, shipped_counts, wait_until
+from tests.conftest import BotProcess, away_from_midnight, shipped_counts, wait_until
 from tests.fakebot import BOT_USERNAME, FakeTelegram, FakeUser, Sent
 
 pytestmark = pytest.mark.e2e
@@ -61,6 +61,7 @@ def answer(user: FakeUser, bot: BotProcess, question: str, text: str, *, grade: 
 
 
 def test_stats_counts_bars_streak_due_and_chart(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    away_from_midnight()  # a streak of today / the file named by today's date
     user = fake.user(uid)
     user.send("/stats")
     empty = wait_text(user, "📊")
@@ -115,6 +116,7 @@ def test_stats_counts_bars_streak_due_and_chart(fake: FakeTelegram, bot: BotProc
 
 
 def test_export_sends_my_answers_as_markdown(fake: FakeTelegram, bot: BotProcess, uid: int) -> None:
+    away_from_midnight()  # a streak of today / the file named by today's date
     user = fake.user(uid)
     user.send("/export")
     msg = wait_text(user, "Экспортировать пока нечего")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BotProcess, InProcessBot
+from tests.conftest import BotProcess, InProcessBot, away_from_midnight
 from tests.fake_stt import FakeSTT
 from tests.fakebot import BOT_USERNAME, FakeTelegram
 from tests.speech import speech
@@ -251,6 +251,7 @@ def test_too_long_and_too_big_are_refused_before_downloading(
 def test_the_daily_limit_is_kept_per_user_and_forget_does_not_reset_it(
     fake: FakeTelegram, voice_bot: BotProcess, stt: FakeSTT, audio_dir: Path, uid: int
 ) -> None:
+    away_from_midnight()  # the limit is a UTC day's
     user = fake.user(uid)
     audio, seconds = speech(ANSWER, audio_dir)
     for _ in range(4):  # STT_DAILY_LIMIT=4 for this bot

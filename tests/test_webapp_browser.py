@@ -18,7 +18,7 @@ import pytest
 
 from bot.core import initdata
 from tests.cdp import Browser, chromium_path
-from tests.conftest import BotProcess, InProcessBot, free_port, wait_until
+from tests.conftest import BotProcess, InProcessBot, away_from_midnight, free_port, wait_until
 from tests.fakebot import BOT_USERNAME, TOKEN, FakeTelegram
 
 # a real browser: seconds of start-up; .ci/run runs it with the slow tests
@@ -51,6 +51,7 @@ def served(fake: FakeTelegram, tmp_path_factory: pytest.TempPathFactory) -> Iter
         if os.environ.get("REQUIRE_CHROMIUM"):
             raise AssertionError("chromium is required (REQUIRE_CHROMIUM is set)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
+    away_from_midnight(60)  # the answers are given "days ago" and the page counts the streak to today
     port = free_port()
     clock = Clock()
     process = InProcessBot(fake, tmp_path_factory.mktemp("browser"), {"METRICS_PORT": str(port)}, clock=clock).start()
