@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from bot.core.text import CYRILLIC
@@ -362,9 +362,12 @@ _QUALIFIERS: Final = frozenset(
 )
 
 
-def opens_refutation(raw: Sequence[str], sentence_words: frozenset[str]) -> bool:
-    """Whether a segment opens somebody else's belief that the answer goes on to refute or deny."""
-    if _others_practice(raw):
+def opens_refutation(
+    raw: Sequence[str], sentence_words: frozenset[str], nominative: Callable[[str], bool] | None = None
+) -> bool:
+    """Whether a segment opens somebody else's belief that the answer goes on to refute or deny
+    (``nominative``: whether a Russian word may be a subject, for :func:`_others_practice`)."""
+    if _others_practice(raw, nominative):
         return True
     if any(w in _BELIEF for w in raw) and (
         sentence_words & _WRONG
@@ -393,19 +396,24 @@ _OTHERS: Final = frozenset({"многие", "некоторые"})
 _PLURAL_ENDINGS: Final = ("ют", "ят", "ут", "ат")
 
 
-def _others_practice(raw: Sequence[str]) -> bool:
+def _others_practice(raw: Sequence[str], nominative: Callable[[str], bool] | None = None) -> bool:
     """«Многие переносят learning rate из полного fine-tuning…», «Часто смотрят на GPU utilization…»:
     what others do, told to be set against (to the next contrast), not the answer's own claim."""
     if raw and raw[0] in _OTHERS:
         return True
     if len(raw) < 2 or raw[0] != "часто":
         return False
-    # «часто смотрят …», and «часто warmup и total задают …»: the verb may follow the Latin terms it
-    # is done to (a Russian word before it could be its subject: «часто модели ошибаются» is a claim)
-    for w in raw[1:5]:
+    # «часто смотрят …», «часто warmup и total задают …», «часто в таких системах главной метрикой
+    # берут …»: a plural verb with no subject of its own before it; a Russian word that may be a
+    # subject stops it («часто модели ошибаются» is a claim), and any Russian word does when the
+    # caller cannot tell
+    for w in raw[1:8]:
+        russian = bool(CYRILLIC.search(w)) and w != "и"
+        if russian and nominative is not None and nominative(w):  # «часто результат …» is a claim
+            return False
         if w.endswith(_PLURAL_ENDINGS) and len(w) > 4:
             return True
-        if CYRILLIC.search(w) and w != "и":
+        if russian and nominative is None:
             return False
     return False
 
@@ -477,6 +485,19 @@ def conditional(raw: Sequence[str]) -> bool:
 
 
 _SPEAKER: Final = frozenset({"я", "мы", "i", "we"})
+
+
+_ONLY: Final = frozenset({"только", "лишь", "only"})
+_IF: Final = frozenset({"если", "if"})
+
+
+def restricted_until(raw: Sequence[str]) -> int:
+    """Where a claim restricted by «только если»/"only if" later in its segment ends: «оптимум
+    гарантирован, только если луч шире…» is not «гарантирует оптимум» (0: nothing restricted)."""
+    for i in range(1, len(raw) - 1):
+        if raw[i] in _ONLY and raw[i + 1] in _IF:
+            return i
+    return 0
 
 
 def relative(raw: Sequence[str]) -> bool:

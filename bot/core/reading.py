@@ -292,6 +292,14 @@ def _then(raw: list[str]) -> bool:
     return head in (["тогда"], ["then"])
 
 
+_PRONOUNS: Final = frozenset({"я", "мы", "ты", "вы", "он", "она", "оно", "они", "это"})
+
+
+def _nominative(word: str) -> bool:
+    """A Russian word that may be its clause's subject (see :func:`_subject_like`)."""
+    return _subject_like(word) or word in _PRONOUNS
+
+
 @lru_cache(maxsize=50_000)
 def _subject_like(word: str) -> bool:
     """Whether a word could be the subject of its clause: a Russian noun that can be nominative (not a
@@ -335,6 +343,9 @@ def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = 
         raw = _WORD.findall(segment)
         seg = _negated(segment)
         sep_after = separators[k] if k < len(separators) else ""
+        if frames.restricted_until(["", *raw]) == 1 and len(words) > start:  # «X, только если Y»: X is restricted
+            for j in range(start, len(words)):
+                words[j] = (words[j][0], words[j][1], words[j][2], _worse(words[j][3], Frame.CONDITION))
         if not seg:
             if _has_negation(segment) and len(words) > start:  # "к V — нет"
                 _deny_back(words, start, ci)
@@ -348,7 +359,7 @@ def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = 
             denied = framed or _has_negation(segment)
             frame = Frame.DISTANCED if refuting else Frame.DENIED if denied else Frame.ASSERTED
             # inside a refuted belief, a negation is part of it («…, что X не нужен»)
-            refuting = refuting or frames.opens_refutation(raw, r.everything)
+            refuting = refuting or frames.opens_refutation(raw, r.everything, _nominative)
             frame = _segment_frame(segment, raw, frame, quoted=quoted or frames.cites(segment), question=r.question,
                                    compared_before=compared_before)  # fmt: skip
             start = len(words)
@@ -356,7 +367,7 @@ def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = 
             compared_before = _append(r, seg, frame, ci, segment_no)
             if not _joins(sep_after, raw, parts[k + 1] if k + 1 < len(parts) else ""):
                 segment_no += 1
-            if refuting and frames.opens_refutation(raw, r.everything):  # «миф: X», "a myth that X": X on
+            if refuting and frames.opens_refutation(raw, r.everything, _nominative):  # «миф: X», "a myth that X": X on
                 opened = next((i for i, w in enumerate(plain) if w in _REFUTE_CUES), None)
                 if opened is not None:
                     _distance(words, start + opened + 1)
@@ -382,10 +393,12 @@ def _segment_frame(
 def _append(r: _Reading, seg: list[tuple[str, bool, bool]], frame: Frame, ci: int, segment_no: int) -> bool:
     """Append a segment's words in ``frame``; from a comparison cue («в отличие от X») to the next
     verb they are compared. Returns whether the comparison is still open at the segment's end."""
-    cue = frames.compares_from([w for w, _, _ in seg])
+    plain = [w for w, _, _ in seg]
+    cue = frames.compares_from(plain)
     compared = cue is not None
+    restricted = frames.restricted_until(plain)
     for i, (w, neg, soft) in enumerate(seg):
-        f = frame
+        f = frame if i >= restricted else _worse(frame, Frame.CONDITION)
         if cue is not None and i >= cue:
             if i > cue + 1 and _is_finite_verb(w):
                 cue = None  # the comparison's phrase ends at the verb
