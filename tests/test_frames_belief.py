@@ -3,8 +3,18 @@ means «compute» («loss считают по ответу»): an answer that co
 
 from __future__ import annotations
 
+import pytest
+
+from bot.bank import Bank
 from bot.core.frames import Frame
+from bot.core.grading import grade
 from bot.core.reading import read_sentences
+from tests.conftest import shipped_bank
+
+
+@pytest.fixture(scope="module")
+def bank() -> Bank:
+    return shipped_bank()
 
 
 def _frames(text: str) -> set[Frame]:
@@ -83,3 +93,26 @@ def test_otherwise_says_what_would_happen() -> None:
     assert {f for _, _, _, f in read_sentences("Иначе говоря, ранк клипает по своей норме.")[0].words} == {
         Frame.ASSERTED
     }
+
+
+def test_what_people_often_do_after_a_phrase_of_place_is_their_practice() -> None:
+    """grader_dev5's refuting design-08 was charged with «главная метрика — CER» on «Часто в таких
+    системах главной метрикой берут CER распознавания, но низкий CER не гарантирует правильных полей»:
+    no word before «берут» can be its subject. «Часто результат зависит от seed» is a claim («результат»
+    is a subject, not a plural verb)."""
+    practice = "Часто в таких системах главной метрикой берут CER распознавания, но низкий CER не гарантирует полей."
+    assert Frame.DISTANCED in _frames(practice)
+    assert _frames("Часто результат зависит от seed и порядка батчей.") == {Frame.ASSERTED}
+    assert _frames("Часто в больших моделях градиенты взрываются.") == {Frame.ASSERTED}
+
+
+def test_a_claim_restricted_by_only_if_is_not_the_absolute_claim(bank: Bank) -> None:
+    """grader_dev7's refuting scratch-05: «…оптимум гарантирован только если луч шире числа всех
+    вариантов» was charged with «beam search всегда находит самую вероятную» (its phrase «гарантирует
+    оптимум»). A misconception that is itself the restriction still stands: «FSDP работает, только если
+    вся модель помещается на одну GPU»."""
+    restricted = "Оптимум гарантирован только если луч шире числа всех вариантов, так я его и проверяю."
+    assert not grade(bank.questions["scratch-05"], restricted, bank.lexicon).misconceptions
+    assert grade(bank.questions["scratch-05"], "Beam search гарантирует оптимум.", bank.lexicon).misconceptions
+    fsdp = "FSDP работает, только если вся модель помещается на одну GPU, поэтому 70B так не обучить."
+    assert 6 in grade(bank.questions["distributed-03"], fsdp, bank.lexicon).misconceptions

@@ -106,32 +106,11 @@ _BELIEF: Final = frozenset(
     ]
 )
 # Words that say outright that a belief is wrong: a refutation opens at them.
-_STRONG: Final = frozenset(
-    [
-        "миф",
-        "мифа",
-        "мифом",
-        "мифы",
-        "неправильно",
-        "некорректно",
-        "заблуждение",
-        "заблуждения",
-        "заблуждением",
-        "ошибочно",
-        "ошибочное",
-        "ошибочная",
-        "ошибочный",
-        "неверно",
-        "неправда",
-        "путаница",
-        "misconception",
-        "misconceptions",
-        "myth",
-        "myths",
-        "mistakenly",
-        "wrongly",
-    ]
-)
+_STRONG: Final = frozenset({
+    "миф", "мифа", "мифом", "мифы", "неправильно", "некорректно", "заблуждение", "заблуждения",
+    "заблуждением", "ошибочно", "ошибочное", "ошибочная", "ошибочный", "неверно", "неправда", "путаница",
+    "misconception", "misconceptions", "myth", "myths", "mistakenly", "wrongly",
+})  # fmt: skip
 # Words that make a belief somebody's mistake (with a belief verb: «часто думают, что …»).
 _WRONG: Final = _STRONG | frozenset(
     [
@@ -475,7 +454,7 @@ def conditional(raw: Sequence[str]) -> bool:
         return False
     for i, w in enumerate(raw[:3]):
         if w in {"если", "if", "unless"}:  # «только если …», "only if …" state the condition as a claim
-            return i == 0 or raw[i - 1] not in {"только", "лишь", "only"}
+            return i == 0 or raw[i - 1] not in _ONLY
     if raw[0] == "будь":
         return True
     if raw[0] in {"иначе", "otherwise"} and raw[1:2] != ["говоря"]:  # «…, иначе каждый ранк клипает по своей норме»
@@ -485,17 +464,15 @@ def conditional(raw: Sequence[str]) -> bool:
 
 
 _SPEAKER: Final = frozenset({"я", "мы", "i", "we"})
-
-
 _ONLY: Final = frozenset({"только", "лишь", "only"})
-_IF: Final = frozenset({"если", "if"})
+_ONLY_IF: Final = frozenset({"если", "if"})
 
 
 def restricted_until(raw: Sequence[str]) -> int:
     """Where a claim restricted by «только если»/"only if" later in its segment ends: «оптимум
-    гарантирован, только если луч шире…» is not «гарантирует оптимум» (0: nothing restricted)."""
+    гарантирован только если луч шире…» is not «гарантирует оптимум» (0: nothing restricted)."""
     for i in range(1, len(raw) - 1):
-        if raw[i] in _ONLY and raw[i + 1] in _IF:
+        if raw[i] in _ONLY and raw[i + 1] in _ONLY_IF:
             return i
     return 0
 

@@ -27,58 +27,16 @@ NEGATORS: Final = frozenset(
     # "перестаёт считать" = "не считает"
     | {"перестает", "перестают", "перестал", "перестала", "перестали", "прекращает", "прекращают", "stops", "ceases"}
 )
-_NT_STEMS: Final = frozenset(
-    [
-        "don",
-        "doesn",
-        "didn",
-        "isn",
-        "aren",
-        "wasn",
-        "weren",
-        "won",
-        "wouldn",
-        "can",
-        "couldn",
-        "shouldn",
-        "hasn",
-        "haven",
-        "hadn",
-        "mustn",
-        "needn",
-        "ain",
-    ]
-)
+_NT_STEMS: Final = frozenset({
+    "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "can", "couldn", "shouldn",
+    "hasn", "haven", "hadn", "mustn", "needn", "ain",
+})  # fmt: skip
 # Words a negation reaches across: "не всегда хранит", "is not always stored", "не нужно хранить".
-_PASS: Final = frozenset(
-    [
-        "все",
-        "всегда",
-        "обязательно",
-        "совсем",
-        "сразу",
-        "нужно",
-        "надо",
-        "очень",
-        "так",
-        "вообще",
-        "особо",
-        "to",
-        "be",
-        "been",
-        "always",
-        "necessarily",
-        "really",
-        "all",
-        "need",
-        "needed",
-        "very",
-        "the",
-        "a",
-        "an",
-        "actually",
-    ]
-)
+_PASS: Final = frozenset({
+    "все", "всегда", "обязательно", "совсем", "сразу", "нужно", "надо", "очень", "так", "вообще",
+    "особо", "to", "be", "been", "always", "necessarily", "really", "all", "need", "needed", "very",
+    "the", "a", "an", "actually",
+})  # fmt: skip
 _SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _WORD: Final = re.compile(r"[0-9a-zа-я]+")
@@ -345,7 +303,7 @@ def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = 
         sep_after = separators[k] if k < len(separators) else ""
         if frames.restricted_until(["", *raw]) == 1 and len(words) > start:  # «X, только если Y»: X is restricted
             for j in range(start, len(words)):
-                words[j] = (words[j][0], words[j][1], words[j][2], _worse(words[j][3], Frame.CONDITION))
+                words[j] = (words[j][0], words[j][1], words[j][2], _worse(words[j][3], Frame.DENIED))
         if not seg:
             if _has_negation(segment) and len(words) > start:  # "к V — нет"
                 _deny_back(words, start, ci)
@@ -398,7 +356,9 @@ def _append(r: _Reading, seg: list[tuple[str, bool, bool]], frame: Frame, ci: in
     compared = cue is not None
     restricted = frames.restricted_until(plain)
     for i, (w, neg, soft) in enumerate(seg):
-        f = frame if i >= restricted else _worse(frame, Frame.CONDITION)
+        # before «только если»: no plain claim, but the subject of one that the restriction makes
+        # («FSDP работает, только если модель помещается на одну GPU»), as in a denied segment
+        f = frame if i >= restricted else _worse(frame, Frame.DENIED)
         if cue is not None and i >= cue:
             if i > cue + 1 and _is_finite_verb(w):
                 cue = None  # the comparison's phrase ends at the verb
