@@ -116,3 +116,11 @@ def test_a_claim_restricted_by_only_if_is_not_the_absolute_claim(bank: Bank) -> 
     assert grade(bank.questions["scratch-05"], "Beam search гарантирует оптимум.", bank.lexicon).misconceptions
     fsdp = "FSDP работает, только если вся модель помещается на одну GPU, поэтому 70B так не обучить."
     assert 6 in grade(bank.questions["distributed-03"], fsdp, bank.lexicon).misconceptions
+
+
+def test_nikakoy_negates_what_it_qualifies(bank: Bank) -> None:
+    """«никакого приближения» says there is none (grader_dev4's spoken code-30 was charged with
+    «FlashAttention — приближённое внимание» on «…то же самое что обычный аттеншн никакого приближения…»)."""
+    spoken = "и это ровно то же самое что обычный аттеншн никакого приближения проверяем через аллклоуз"
+    assert 2 not in grade(bank.questions["code-30"], spoken, bank.lexicon).misconceptions
+    assert read_sentences("Никакого приближения в нём нет.")[0].words[0][:2] == ("приближения", True)

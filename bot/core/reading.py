@@ -24,6 +24,8 @@ from bot.core.wordlists import ENGLISH_FUNCTION, PREPOSITIONS
 
 NEGATORS: Final = frozenset(
     {"не", "нет", "ни", "без", "нельзя", "not", "no", "never", "without", "nor", "cannot"}
+    # «никакого приближения» (not «ничего», «никогда»: they come with «не», and reading both lost more than it won)
+    | {"никакой", "никакая", "никакое", "никакие", "никакого", "никаких", "никаким", "никакую", "никакому"}
     # "перестаёт считать" = "не считает"
     | {"перестает", "перестают", "перестал", "перестала", "перестали", "прекращает", "прекращают", "stops", "ceases"}
 )
