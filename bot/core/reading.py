@@ -178,6 +178,7 @@ def read_sentences(text: str) -> list[Sentence]:
     - *denied* when it holds a negation (not "без"/"without"), when it follows a denied one with
       "что"/"that" ("не значит, что веса низкоранговые") or after a colon ("не обучается: веса
       внимания"); a segment that is only a negation ("к V — нет") negates and denies the one before;
+      so are the words a «только если»/"only if" restricts («оптимум гарантирован, только если …»);
     - *distanced* from a belief cue on («часто думают, что …», «миф: …», "it does not mean …") to
       the next contrast («но на самом деле …»); a verdict («…, но это не так», «… — миф», a sentence
       «Это не так.») distances what came before it;
