@@ -180,3 +180,16 @@ def test_a_thorough_answer_is_asked_not_charged_on_its_words_lean_alone(bank: Ba
     g = _grade(bank, "practical-04", answer)
     assert len(g.covered) == len(bank.questions["practical-04"].key_points)
     assert not g.misconceptions and 6 in [i for i, _ in g.asks]
+
+
+def test_a_formula_the_key_point_writes_covers_it(bank: Bank) -> None:
+    """grader_dev7's short general-09 («Блок считает y = x + F(x), поэтому … ∂y/∂x = I + ∂F/∂x …»,
+    expert 80) covered nothing and scored 0: the card's own formulas, in other words around them, now
+    state the first two key points. Another formula states nothing."""
+    right = (
+        "Блок считает y = x + F(x), поэтому в градиенте есть слагаемое-единица: ∂y/∂x = I + ∂F/∂x, и сигнал "
+        "доходит до ранних слоёв без перемножения десятков якобианов."
+    )
+    g = _grade(bank, "general-09", right)
+    assert {0, 1} <= set(g.covered) and g.verdict != "weak"
+    assert not _grade(bank, "general-09", "Блок считает y = F(x) · x, сигнал проходит дальше.").covered

@@ -224,10 +224,15 @@ def find_charges(
     then looked up as covered only where a reversal would otherwise be charged)."""
     covered: list[int] = []
     reversed_: list[Charge] = []
+    written = _formula_form(" ".join(text.written))
     for i, kp in enumerate(question.key_points):
 
         def is_covered(kp: KeyPoint = kp) -> bool:
-            return matcher.best(kp.match, text) is Hit.MATCH or states(matcher.statement(kp.text), text)
+            return (
+                matcher.best(kp.match, text) is Hit.MATCH
+                or states(matcher.statement(kp.text), text)
+                or any(f in written for f in formulas(kp.text))
+            )
 
         if coverage and is_covered():
             covered.append(i)
@@ -254,6 +259,23 @@ def find_charges(
         certain, claim = found
         (charged if certain else unsure).append(Charge(i, quote(text, claim), certain))
     return charged, unsure, reversed_, covered
+
+
+_MATH: Final = "A-Za-z0-9_∂√ᵀ·×²³^*/+\\-−'’."
+_FORMULA: Final = re.compile(rf"[{_MATH}(]*[A-Za-z0-9_∂√ᵀ²³)]\s*[=≈]\s*[{_MATH}() ]+")
+_FORMULA_MIN: Final = 6  # characters without spaces: «y=x+f(x)», not «r=8»
+
+
+def _formula_form(text: str) -> str:
+    return re.sub(r"\s+", "", text.lower()).replace("−", "-").replace("·", "*").replace("×", "*")
+
+
+@lru_cache(maxsize=4096)
+def formulas(key_point: str) -> tuple[str, ...]:
+    """The formulas a key point writes («y = x + F(x)», «∂y/∂x = I + ∂F/∂x»), as compared: an answer
+    that writes one of them states the point, though the words around it differ."""
+    found = (_formula_form(m.group()).strip(".(),") for m in _FORMULA.finditer(key_point))
+    return tuple(f for f in found if len(f) >= _FORMULA_MIN and re.search("[a-z]", f))
 
 
 QUOTE_CHARS: Final = 300  # a longer sentence is quoted around the claim
