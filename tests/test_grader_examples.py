@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.bank import Bank
-from bot.core.grading import Grade, grade
+from bot.core.grading import Grade, formulas, grade
 from tests.conftest import dev_answer, shipped_bank
 
 
@@ -193,3 +193,6 @@ def test_a_formula_the_key_point_writes_covers_it(bank: Bank) -> None:
     g = _grade(bank, "general-09", right)
     assert {0, 1} <= set(g.covered) and g.verdict != "weak"
     assert not _grade(bank, "general-09", "Блок считает y = F(x) · x, сигнал проходит дальше.").covered
+    # a number or a bare equation of names tells nothing: «batch=1» stands in two opposite points of practical-06
+    assert formulas("при K = 4096 и batch=1; H_kv = H — это MHA") == ()
+    assert formulas("labels = -100 и strict=False, C ≈ 6·N·D") == ("labels=-100", "strict=false", "c≈6*n*d")

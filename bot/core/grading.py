@@ -263,7 +263,7 @@ def find_charges(
 
 _MATH: Final = "A-Za-z0-9_∂√ᵀ·×²³^*/+\\-−'’."
 _FORMULA: Final = re.compile(rf"[{_MATH}(]*[A-Za-z0-9_∂√ᵀ²³)]\s*[=≈]\s*[{_MATH}() ]+")
-_FORMULA_MIN: Final = 6  # characters without spaces: «y=x+f(x)», not «r=8»
+_FORMULA_MIN: Final = 6  # characters without spaces: «y=x+f(x)»
 
 
 def _formula_form(text: str) -> str:
@@ -275,7 +275,18 @@ def formulas(key_point: str) -> tuple[str, ...]:
     """The formulas a key point writes («y = x + F(x)», «∂y/∂x = I + ∂F/∂x»), as compared: an answer
     that writes one of them states the point, though the words around it differ."""
     found = (_formula_form(m.group()).strip(".(),") for m in _FORMULA.finditer(key_point))
-    return tuple(f for f in found if len(f) >= _FORMULA_MIN and re.search("[a-z]", f))
+    return tuple(f for f in found if len(f) >= _FORMULA_MIN and _telling(f))
+
+
+def _telling(formula: str) -> bool:
+    """Whether a formula says something of its own: letters on both sides and an operation on the right
+    («c≈6*n*d», «q=x*w_q»), or a named setting («labels=-100», «strict=false»); not a number
+    («d=4096», «batch=1») nor a bare equation of names («h_kv=h»)."""
+    left, _, right = re.split("([=≈])", formula, maxsplit=1)
+    if re.search("[a-z]", left) and re.search("[a-z]", right) and re.search(r"[-+*/()√ᵀ^²]", right):
+        return True
+    name = re.split(r"[.(]", left)[-1]
+    return bool(re.fullmatch("[a-z_]{6,}", name)) and len(right) >= 2
 
 
 QUOTE_CHARS: Final = 300  # a longer sentence is quoted around the claim
