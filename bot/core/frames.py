@@ -468,13 +468,11 @@ _ONLY: Final = frozenset({"только", "лишь", "only"})
 _ONLY_IF: Final = frozenset({"если", "if"})
 
 
-def restricted_until(raw: Sequence[str]) -> int:
-    """Where a claim restricted by «только если»/"only if" later in its segment ends: «оптимум
-    гарантирован только если луч шире…» is not «гарантирует оптимум» (0: nothing restricted)."""
-    for i in range(1, len(raw) - 1):
-        if raw[i] in _ONLY and raw[i + 1] in _ONLY_IF:
-            return i
-    return 0
+def only_if_at(raw: Sequence[str]) -> int | None:
+    """Where «только если»/«лишь если»/"only if" stands in a segment, if it does: what comes before it
+    (in the segment, or in the one before when it opens one) is restricted, not claimed as such —
+    «оптимум гарантирован только если луч шире…» is not «гарантирует оптимум»."""
+    return next((i for i in range(len(raw) - 1) if raw[i] in _ONLY and raw[i + 1] in _ONLY_IF), None)
 
 
 def relative(raw: Sequence[str]) -> bool:

@@ -224,7 +224,7 @@ def find_charges(
     then looked up as covered only where a reversal would otherwise be charged)."""
     covered: list[int] = []
     reversed_: list[Charge] = []
-    written = _formula_form(" ".join(text.written))
+    written = _formula_form(" ".join(text.written)) if any(formulas(kp.text) for kp in question.key_points) else ""
     for i, kp in enumerate(question.key_points):
 
         def is_covered(kp: KeyPoint = kp) -> bool:

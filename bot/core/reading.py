@@ -304,9 +304,8 @@ def _clause_frames(clause: str, ci: int, quoted: bool, r: _Reading, conj: str = 
         raw = _WORD.findall(segment)
         seg = _negated(segment)
         sep_after = separators[k] if k < len(separators) else ""
-        if frames.restricted_until(["", *raw]) == 1 and len(words) > start:  # «X, только если Y»: X is restricted
-            for j in range(start, len(words)):
-                words[j] = (words[j][0], words[j][1], words[j][2], _worse(words[j][3], Frame.DENIED))
+        if frames.only_if_at(raw) == 0:  # «X, только если Y»: X is restricted
+            _deny_from(words, start, len(words))
         if not seg:
             if _has_negation(segment) and len(words) > start:  # "к V — нет"
                 _deny_back(words, start, ci)
@@ -357,7 +356,7 @@ def _append(r: _Reading, seg: list[tuple[str, bool, bool]], frame: Frame, ci: in
     plain = [w for w, _, _ in seg]
     cue = frames.compares_from(plain)
     compared = cue is not None
-    restricted = frames.restricted_until(plain)
+    restricted = frames.only_if_at(plain) or 0
     for i, (w, neg, soft) in enumerate(seg):
         # before «только если»: no plain claim, but the subject of one that the restriction makes
         # («FSDP работает, только если модель помещается на одну GPU»), as in a denied segment
@@ -377,8 +376,13 @@ def _deny_back(words: list[tuple[str, bool, int, Frame]], start: int, ci: int) -
     """A segment that is only a negation («к V — нет») negates the word before it and denies its segment."""
     last = len(words) - 1
     words[last] = (words[last][0], True, ci, Frame.DENIED)
-    for j in range(start, last):
-        words[j] = (words[j][0], words[j][1], ci, _worse(words[j][3], Frame.DENIED))
+    _deny_from(words, start, last)
+
+
+def _deny_from(words: list[tuple[str, bool, int, Frame]], start: int, end: int) -> None:
+    """Words ``start`` to ``end`` (exclusive) read as in a denied segment, unless further from the answer's voice."""
+    for j in range(start, end):
+        words[j] = (words[j][0], words[j][1], words[j][2], _worse(words[j][3], Frame.DENIED))
 
 
 def _distance(words: list[tuple[str, bool, int, Frame]], start: int) -> None:

@@ -21,7 +21,6 @@ CYRILLIC: Final = re.compile(r"[а-я]")  # in a normalized (lower-case) word
 
 PREFIX_MIN: Final = 5
 _WORD = re.compile(r"[0-9a-zа-я]+")
-_CYR = re.compile(r"[а-я]")
 _TRANSLIT: Final = {
     "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ж": "zh", "з": "z", "и": "i",
     "й": "i", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s",
@@ -79,7 +78,7 @@ def _skeleton(latin: str) -> str:
 def word_key(word: str) -> str:
     """The key of one lower-case word (see the module docstring)."""
     word = _JARGON.get(word, word)
-    if _CYR.search(word):
+    if CYRILLIC.search(word):
         if len(word) < 3:  # "в", "к", "с" are prepositions, not the letters V, K, S
             return word
         stem = _ru.stemWord(word)
