@@ -108,3 +108,23 @@ def test_a_comparison_and_a_thorough_answer_are_not_accused_over_the_bot_api(
     assert "Вы написали" not in fb.text and "хороший ответ" in fb.text, fb.text
     assert "Уточните: «focal loss, который гасит вклад лёгких уже выученных примеров;» — вы имели в виду" in fb.text
     assert "Это не ошибка" not in str(fb.reply_markup)  # nothing to dispute: nothing was charged
+
+
+def test_a_restricted_claim_and_the_cards_formulas_go_through_the_bot_api(
+    fake: FakeTelegram, bot: BotProcess, uid: int
+) -> None:
+    """Two right answers of grader_dev7 the bot used to mark down, sent as a person would: the refuting
+    answer to task t485 (beam search) says «оптимум гарантирован только если луч шире числа всех
+    вариантов» and was charged with «всегда находит самую вероятную»; the short answer to general-9
+    writes the card's formulas «y = x + F(x)» and «∂y/∂x = I + ∂F/∂x» and scored 0/100."""
+    user = fake.user(uid)
+    user.send("/q t485")
+    user.expect()
+    user.send(dev_answer("grader_dev7", "scratch-05", "refuting"))
+    (fb,) = user.expect()
+    assert "Вы написали" not in fb.text and "Это не ошибка" not in str(fb.reply_markup), fb.text
+    user.send("/q general-9")
+    user.expect()
+    user.send(dev_answer("grader_dev7", "general-09", "short"))
+    (fb,) = user.expect()
+    assert "✓ Residual-блок считает y = x + F(x)" in fb.text and "слабо" not in fb.text, fb.text
